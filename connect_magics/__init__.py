@@ -1,0 +1,1 @@
+"""connect_magics: a Kafka Connect runtime inside a Jupyter kernel."""

@@ -1,0 +1,198 @@
+"""What connector authors implement: connectors, tasks and the contexts the runtime hands them.
+
+Modelled on Kafka Connect's public API. A minimal source connector::
+
+    class Counter(SourceConnector):
+        def version(self): return "1.0"
+        def start(self, props): self.props = props
+        def task_class(self): return CounterTask
+        def task_configs(self, max_tasks): return [dict(self.props)]
+        def stop(self): pass
+        def config_def(self): return ConfigDef()
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from connect_magics.api.config import ConfigDef, ConfigValue
+from connect_magics.api.records import SinkRecord, SourceRecord, TopicPartition
+
+
+class ConnectorContext:
+    """What a connector can ask of the runtime."""
+
+    def request_task_reconfiguration(self) -> None:
+        """Ask the runtime to call ``task_configs`` again and restart the tasks if they changed."""
+        raise NotImplementedError
+
+    def raise_error(self, error: BaseException) -> None:
+        """Fail the connector with this error."""
+        raise NotImplementedError
+
+
+class OffsetStorageReader:
+    """Reads the committed offsets of a source connector's partitions."""
+
+    def offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
+        return self.offsets([partition]).get(_freeze(partition))
+
+    def offsets(self, partitions: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+        """Offsets keyed by the frozen partition (see :func:`partition_key`)."""
+        raise NotImplementedError
+
+
+def _freeze(partition: dict[str, Any]) -> Any:
+    return tuple(sorted(partition.items()))
+
+
+partition_key = _freeze
+
+
+class SourceConnectorContext(ConnectorContext):
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        raise NotImplementedError
+
+
+class Connector(ABC):
+    """Base class of every connector."""
+
+    context: ConnectorContext | None = None
+
+    def initialize(self, context: ConnectorContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def version(self) -> str: ...
+
+    @abstractmethod
+    def start(self, props: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def task_class(self) -> type[Task]: ...
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    def config_def(self) -> ConfigDef:
+        return ConfigDef()
+
+    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
+        """Validate the connector's own settings; the default checks them against :meth:`config_def`."""
+        return self.config_def().validate(connector_configs)
+
+
+class SourceConnector(Connector):
+    def alter_offsets(self, connector_config: dict[str, str],
+                      offsets: dict[Any, dict[str, Any] | None]) -> bool:
+        """KIP-875 hook: called before offsets are altered or reset.
+
+        ``offsets`` maps each frozen source partition (see :func:`partition_key`) to its new
+        offset, ``None`` for a reset. Return True if the connector manages its offsets
+        entirely through the framework (so the change is complete), False otherwise; raise
+        ``NotImplementedError`` to refuse any external modification.
+        """
+        return False
+
+
+class SinkConnector(Connector):
+    def alter_offsets(self, connector_config: dict[str, str],
+                      offsets: dict[TopicPartition, int | None]) -> bool:
+        """KIP-875 hook for sink connectors; see :meth:`SourceConnector.alter_offsets`."""
+        return False
+
+
+class TaskContext:
+    def __init__(self, config: dict[str, str]) -> None:
+        self._config = config
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+
+class SourceTaskContext(TaskContext):
+    def __init__(self, config: dict[str, str], reader: OffsetStorageReader) -> None:
+        super().__init__(config)
+        self._reader = reader
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class SinkTaskContext(TaskContext):
+    """A sink task's view of its consumer: assignment, seeks, pause and resume."""
+
+    def assignment(self) -> set[TopicPartition]:
+        raise NotImplementedError
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        """Rewind or skip: consume these partitions from these offsets next."""
+        raise NotImplementedError
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        raise NotImplementedError
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        raise NotImplementedError
+
+    def request_commit(self) -> None:
+        raise NotImplementedError
+
+
+class Task(ABC):
+    @abstractmethod
+    def version(self) -> str: ...
+
+    @abstractmethod
+    def start(self, props: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+class SourceTask(Task):
+    """Reads from an external system; :meth:`poll` returns records or None when idle."""
+
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None: ...
+
+    def commit(self) -> None:
+        """Called after offsets were committed."""
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        """Called once the broker acknowledged ``record`` (``metadata`` is None if it was filtered)."""
+
+
+class SinkTask(Task):
+    """Writes to an external system; the runtime commits what :meth:`pre_commit` returns."""
+
+    context: SinkTaskContext
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def put(self, records: list[SinkRecord]) -> None: ...
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        """Make everything given to :meth:`put` durable."""
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Flush and return the offsets (next offset to read) that are safe to commit."""
+        self.flush(current_offsets)
+        return current_offsets
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        """Partitions newly assigned to this task."""
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        """Partitions taken away from this task."""

@@ -1,0 +1,739 @@
+"""Converters between Connect data and the bytes stored in Kafka, byte-compatible with Kafka's own.
+
+Example::
+
+    >>> c = JsonConverter()
+    >>> c.configure({"schemas.enable": "false"}, is_key=False)
+    >>> c.from_connect_data("t", None, {"id": 1, "ok": True})
+    b'{"id":1,"ok":true}'
+    >>> c.to_connect_data("t", b'{"id": 1}')
+    SchemaAndValue(schema=None, value={'id': 1})
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import datetime as _dt
+import decimal
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from connect_magics.api.config import (
+    NO_DEFAULT,
+    AbstractConfig,
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigException,
+    Importance,
+    Type,
+    ValidString,
+    Width,
+    java_double_str,
+    java_str,
+    plugin_version,
+)
+from connect_magics.api.data import (
+    BOOLEAN_SCHEMA,
+    BYTES_SCHEMA,
+    FLOAT32_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT16_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_BYTES_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Date,
+    Decimal,
+    LRUCache,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+)
+from connect_magics.api.errors import DataException
+from connect_magics.api.records import Headers
+
+__all__ = [
+    "ByteArrayConverter", "Converter", "HeaderConverter", "JsonConverter", "NULL_SCHEMA_AND_VALUE",
+    "SchemaAndValue", "SimpleHeaderConverter", "StringConverter", "converter_config_def",
+]
+
+
+class SchemaAndValue(NamedTuple):
+    """A schema (or None when schemaless) and a value."""
+
+    schema: Schema | None
+    value: Any
+
+
+NULL_SCHEMA_AND_VALUE = SchemaAndValue(None, None)
+
+TYPE_CONFIG = "converter.type"
+
+
+def converter_config_def() -> ConfigDef:
+    """Kafka's ``ConverterConfig.newConfigDef()``: the ``converter.type`` key every converter config has."""
+    return ConfigDef().define(TYPE_CONFIG, Type.STRING, NO_DEFAULT, ValidString.in_("key", "value", "header"),
+                              Importance.LOW, "How this converter will be used.")
+
+
+class Converter(ABC):
+    """Turns record keys or values into bytes and back.
+
+    Example::
+
+        class Upper(Converter):
+            def configure(self, configs, is_key): pass
+            def from_connect_data(self, topic, schema, value, headers=None): return value.upper().encode()
+            def to_connect_data(self, topic, data, headers=None): return SchemaAndValue(None, data.decode())
+    """
+
+    @abstractmethod
+    def configure(self, configs: Mapping[str, Any], is_key: bool) -> None: ...
+
+    @abstractmethod
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Headers | None = None) -> bytes | None: ...
+
+    @abstractmethod
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Headers | None = None) -> SchemaAndValue: ...
+
+    def config_def(self) -> ConfigDef:
+        return ConfigDef()
+
+    def version(self) -> str:
+        return plugin_version()
+
+    def close(self) -> None:
+        """Release resources (nothing by default)."""
+        return None
+
+
+class HeaderConverter(ABC):
+    """Turns header values into bytes and back (see :class:`SimpleHeaderConverter`)."""
+
+    @abstractmethod
+    def configure(self, configs: Mapping[str, Any]) -> None: ...
+
+    @abstractmethod
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None: ...
+
+    @abstractmethod
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue: ...
+
+    def config_def(self) -> ConfigDef:
+        return ConfigDef()
+
+    def version(self) -> str:
+        return plugin_version()
+
+    def close(self) -> None:
+        """Release resources (nothing by default)."""
+        return None
+
+
+class _DualConverter(Converter, HeaderConverter):
+    """A converter usable for keys, values and headers; ``configure`` accepts both call styles."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:  # type: ignore[override]
+        props = dict(configs)
+        if is_key is not None:
+            props[TYPE_CONFIG] = "key" if is_key else "value"
+        props.setdefault(TYPE_CONFIG, "header")
+        self._configure(AbstractConfig(self.config_def(), props))
+
+    @abstractmethod
+    def _configure(self, config: AbstractConfig) -> None: ...
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)
+
+
+# ----------------------------------------------------------------------------------------- JSON writing
+
+class _Float32(float):
+    """A float written the way Java writes a ``Float``."""
+
+
+_ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n",
+                 ord("\f"): "\\f", ord("\r"): "\\r"})
+
+
+def _quote(text: str) -> str:
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+def _dump(node: Any) -> str:
+    """Compact JSON exactly as Jackson writes it (Java number formats, raw UTF-8, upper-case escapes)."""
+    if node is None:
+        return "null"
+    if node is True:
+        return "true"
+    if node is False:
+        return "false"
+    if isinstance(node, str):
+        return _quote(node)
+    if isinstance(node, int):
+        return str(node)
+    if isinstance(node, float):
+        text = java_double_str(node, float32=isinstance(node, _Float32))
+        return text if text[-1].isdigit() else _quote(text)  # Jackson quotes NaN and Infinity
+    if isinstance(node, decimal.Decimal):
+        return str(node)  # same notation as Java's BigDecimal.toString
+    if isinstance(node, dict):
+        return "{" + ",".join(_quote(k) + ":" + _dump(v) for k, v in node.items()) + "}"
+    return "[" + ",".join(_dump(v) for v in node) + "]"
+
+
+# ----------------------------------------------------------------------------------------- JSON reading
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"Non-standard token '{name}'")
+
+
+_LEADING_ZEROS = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)0+(?=[0-9])')
+
+
+def _loads(data: bytes) -> Any:
+    """Parse JSON keeping fractional numbers exact; like Jackson, allows leading zeros (``007``)."""
+    try:
+        return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+    except json.JSONDecodeError:
+        text = data.decode("utf-8")
+        fixed = _LEADING_ZEROS.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
+        if fixed == text:
+            raise
+        return json.loads(fixed, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+
+
+def _node_type(node: Any) -> str:
+    """Jackson's ``JsonNodeType`` name for a parsed JSON value."""
+    if node is None:
+        return "NULL"
+    if isinstance(node, bool):
+        return "BOOLEAN"
+    if isinstance(node, (int, decimal.Decimal)):
+        return "NUMBER"
+    return {str: "STRING", list: "ARRAY", dict: "OBJECT"}.get(type(node), "POJO")
+
+
+def _is_number(node: Any) -> bool:
+    return isinstance(node, (int, decimal.Decimal)) and not isinstance(node, bool)
+
+
+def _is_integral(node: Any) -> bool:
+    return isinstance(node, int) and not isinstance(node, bool)
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Java's narrowing cast."""
+    half = 1 << (bits - 1)
+    return (value + half) % (1 << bits) - half
+
+
+def _as_int(node: Any, bits: int) -> int:
+    """Jackson's ``intValue()``/``longValue()`` then a narrowing cast (non-numbers read as 0)."""
+    return _wrap(int(node), bits) if _is_number(node) else 0
+
+
+def _b64decode(node: Any) -> bytes:
+    try:
+        return base64.b64decode(node, validate=True)
+    except (binascii.Error, TypeError, ValueError) as e:
+        raise DataException("Invalid bytes field") from e
+
+
+# ------------------------------------------------------------------------------------ JSON schema names
+
+_JSON_TYPE_NAMES = {SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "double"}
+_CONNECT_TYPES = {_JSON_TYPE_NAMES.get(t, t.value): t for t in SchemaType}
+_INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
+_FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
+_SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
+    (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64), (str, SchemaType.STRING),
+    ((bytes, bytearray, memoryview), SchemaType.BYTES), ((list, tuple), SchemaType.ARRAY),
+    (Mapping, SchemaType.MAP), (Struct, SchemaType.STRUCT),
+]
+_EXPECTED: dict[SchemaType, tuple[type, ...]] = {
+    **{t: (int,) for t in _INT_BITS}, SchemaType.FLOAT32: (int, float), SchemaType.FLOAT64: (int, float),
+    SchemaType.BOOLEAN: (bool,), SchemaType.STRING: (str,), SchemaType.ARRAY: (list, tuple),
+    SchemaType.MAP: (Mapping,),
+}
+_ENVELOPE_ERROR = ('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain '
+                   "additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false "
+                   "in your converter configuration.")
+
+
+def _pyclass(value: Any) -> str:
+    return f"class {type(value).__module__}.{type(value).__qualname__}".replace("builtins.", "")
+
+
+class JsonConverter(_DualConverter):
+    """Kafka's ``org.apache.kafka.connect.json.JsonConverter``, producing the same bytes.
+
+    Configs: ``schemas.enable`` (default true: ``{"schema":...,"payload":...}`` envelopes),
+    ``schemas.cache.size`` (1000), ``decimal.format`` (``BASE64`` or ``NUMERIC``),
+    ``replace.null.with.default`` (true).
+
+    >>> c = JsonConverter()
+    >>> c.configure({}, is_key=False)
+    >>> c.from_connect_data("t", INT32_SCHEMA, 7)
+    b'{"schema":{"type":"int32","optional":false},"payload":7}'
+    """
+
+    def __init__(self) -> None:
+        self.configure({}, is_key=False)
+
+    def config_def(self) -> ConfigDef:
+        return (converter_config_def()
+                .define("schemas.enable", Type.BOOLEAN, True, None, Importance.HIGH,
+                        "Include schemas within each of the serialized values and keys.", "Schemas", 0,
+                        Width.MEDIUM, "Enable Schemas")
+                .define("schemas.cache.size", Type.INT, 1000, None, Importance.HIGH,
+                        "The maximum number of schemas that can be cached in this converter instance.", "Schemas", 1,
+                        Width.MEDIUM, "Schema Cache Size")
+                .define("decimal.format", Type.STRING, "BASE64", CaseInsensitiveValidString.in_("BASE64", "NUMERIC"),
+                        Importance.LOW, "Controls which format this converter will serialize decimals in. This value "
+                        "is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'", "Serialization", 0,
+                        Width.MEDIUM, "Decimal Format")
+                .define("replace.null.with.default", Type.BOOLEAN, True, None, Importance.LOW,
+                        "Whether to replace fields that have a default value and that are null to the default value. "
+                        "When set to true, the default value is used, otherwise null is used.", "Serialization", 1,
+                        Width.MEDIUM, "Replace null with default"))
+
+    def _configure(self, config: AbstractConfig) -> None:
+        self.schemas_enabled: bool = config.get("schemas.enable")
+        self.decimal_numeric = config.get("decimal.format").upper() == "NUMERIC"
+        self.replace_null_with_default: bool = config.get("replace.null.with.default")
+        self._from_connect_cache = LRUCache(config.get("schemas.cache.size"))
+        self._to_connect_cache = LRUCache(config.get("schemas.cache.size"))
+
+    # -- Connect -> bytes
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Headers | None = None) -> bytes | None:
+        if schema is None and value is None:
+            return None
+        payload = _dump(self._to_json(schema, value))
+        if self.schemas_enabled:
+            payload = '{"schema":' + self.as_json_schema_text(schema) + ',"payload":' + payload + "}"
+        return payload.encode("utf-8")
+
+    def as_json_schema_text(self, schema: Schema | None) -> str:
+        """The serialized JSON form of ``schema`` (``null`` for None), cached."""
+        if schema is None:
+            return "null"
+        text = self._from_connect_cache.get(schema)
+        if text is None:
+            text = _dump(self.as_json_schema(schema))
+            self._from_connect_cache.put(schema, text)
+        return text
+
+    def as_json_schema(self, schema: Schema) -> dict[str, Any]:
+        """The JSON schema object, keys in Kafka's order."""
+        node: dict[str, Any] = {"type": _JSON_TYPE_NAMES.get(schema.type, schema.type.value)}
+        if schema.type is SchemaType.ARRAY:
+            node["items"] = self.as_json_schema(schema.value_schema)  # type: ignore[arg-type]
+        elif schema.type is SchemaType.MAP:
+            node["keys"] = self.as_json_schema(schema.key_schema)  # type: ignore[arg-type]
+            node["values"] = self.as_json_schema(schema.value_schema)  # type: ignore[arg-type]
+        elif schema.type is SchemaType.STRUCT:
+            node["fields"] = [{**self.as_json_schema(f.schema), "field": f.name} for f in schema.fields]
+        node["optional"] = schema.optional
+        if schema.name is not None:
+            node["name"] = schema.name
+        if schema.version is not None:
+            node["version"] = schema.version
+        if schema.doc is not None:
+            node["doc"] = schema.doc
+        if schema.parameters is not None:
+            node["parameters"] = dict(schema.parameters)
+        if schema.default_value is not None:
+            node["default"] = self._to_json(schema, schema.default_value)
+        return node
+
+    def _to_json(self, schema: Schema | None, value: Any) -> Any:
+        if value is None:
+            if schema is None:
+                return None
+            if schema.default_value is not None and self.replace_null_with_default:
+                return self._to_json(schema, schema.default_value)
+            if schema.optional:
+                return None
+            raise DataException("Conversion error: null value for field that is required and has no default value")
+        if schema is not None and schema.name in _LOGICAL:
+            return _LOGICAL[schema.name][0](self, schema, value)
+        type_ = schema.type if schema is not None else _schemaless_type(value)
+        expected = _EXPECTED.get(type_)
+        if expected is not None and (not isinstance(value, expected)
+                                     or (isinstance(value, bool) and type_ is not SchemaType.BOOLEAN)):
+            raise DataException(f"Invalid type for {schema.type if schema else 'unknown schema'}: {_pyclass(value)}")
+        if type_ in _FLOATS:
+            return _Float32(value) if type_ is SchemaType.FLOAT32 else float(value)
+        if type_ is SchemaType.BYTES:
+            if not isinstance(value, (bytes, bytearray, memoryview)):
+                raise DataException(f"Invalid type for bytes type: {_pyclass(value)}")
+            return base64.b64encode(bytes(value)).decode("ascii")
+        if type_ is SchemaType.ARRAY:
+            item_schema = schema.value_schema if schema else None
+            return [self._to_json(item_schema, v) for v in value]
+        if type_ is SchemaType.MAP:
+            return self._map_to_json(schema, value)
+        if type_ is SchemaType.STRUCT:
+            if not isinstance(value, Struct) or value.schema != schema:
+                raise DataException("Mismatching schema.")
+            return {f.name: self._to_json(f.schema, value.get_without_default(f)) for f in schema.fields}
+        return value
+
+    def _map_to_json(self, schema: Schema | None, value: Mapping[Any, Any]) -> Any:
+        key_schema = schema.key_schema if schema else None
+        value_schema = schema.value_schema if schema else None
+        if schema is None:
+            object_mode = all(isinstance(k, str) for k in value)
+        else:
+            object_mode = key_schema is not None and key_schema.type is SchemaType.STRING
+        if object_mode:
+            return {java_str(self._to_json(key_schema, k)): self._to_json(value_schema, v) for k, v in value.items()}
+        return [[self._to_json(key_schema, k), self._to_json(value_schema, v)] for k, v in value.items()]
+
+    # -- bytes -> Connect
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Headers | None = None) -> SchemaAndValue:
+        if data is None:
+            return NULL_SCHEMA_AND_VALUE
+        if not data and not self.schemas_enabled:
+            return NULL_SCHEMA_AND_VALUE
+        try:
+            node = _loads(bytes(data)) if data else _MISSING
+        except (ValueError, UnicodeDecodeError) as e:
+            raise DataException("Converting byte[] to Kafka Connect data failed due to serialization error: ") from e
+        if not self.schemas_enabled:
+            return SchemaAndValue(None, self._to_connect(None, node))
+        if not isinstance(node, dict) or len(node) != 2 or "schema" not in node or "payload" not in node:
+            raise DataException(_ENVELOPE_ERROR)
+        schema = self.as_connect_schema(node["schema"])
+        return SchemaAndValue(schema, self._to_connect(schema, node["payload"]))
+
+    def as_connect_schema(self, node: Any) -> Schema | None:
+        """Parse a JSON schema object into a :class:`Schema` (cached by its JSON text)."""
+        if node is None:
+            return None
+        key = json.dumps(node, default=str)
+        cached = self._to_connect_cache.get(key)
+        if cached is None:
+            cached = self._parse_schema(node)
+            self._to_connect_cache.put(key, cached)
+        return cached
+
+    def _parse_schema(self, node: Any) -> Schema:
+        type_name = node.get("type") if isinstance(node, dict) else None
+        if not isinstance(type_name, str):
+            raise DataException("Schema must contain 'type' field")
+        type_ = _CONNECT_TYPES.get(type_name)
+        if type_ is None:
+            raise DataException(f"Unknown schema type: {type_name}")
+        if type_ is SchemaType.ARRAY:
+            if node.get("items") is None:
+                raise DataException("Array schema did not specify the element type")
+            builder = SchemaBuilder.array(self.as_connect_schema(node["items"]))  # type: ignore[arg-type]
+        elif type_ is SchemaType.MAP:
+            if "keys" not in node:
+                raise DataException("Map schema did not specify the key type")
+            if "values" not in node:
+                raise DataException("Map schema did not specify the value type")
+            builder = SchemaBuilder.map(self.as_connect_schema(node["keys"]),  # type: ignore[arg-type]
+                                        self.as_connect_schema(node["values"]))  # type: ignore[arg-type]
+        else:
+            builder = SchemaBuilder(type_)
+        if type_ is SchemaType.STRUCT:
+            fields = node.get("fields")
+            if not isinstance(fields, list):
+                raise DataException("Struct schema's \"fields\" argument is not an array.")
+            for f in fields:
+                name = f.get("field") if isinstance(f, dict) else None
+                if not isinstance(name, str):
+                    raise DataException("Struct schema's field name not specified properly")
+                builder.field(name, self.as_connect_schema(f))  # type: ignore[arg-type]
+        if node.get("optional") is True:
+            builder.optional()
+        if isinstance(node.get("name"), str):
+            builder.name(node["name"])
+        if _is_integral(node.get("version")):
+            builder.version(_wrap(node["version"], 32))
+        if isinstance(node.get("doc"), str):
+            builder.doc(node["doc"])
+        params = node.get("parameters")
+        if isinstance(params, dict):
+            for k, v in params.items():
+                if not isinstance(v, str):
+                    raise DataException("Schema parameters must have string values.")
+                builder.parameter(k, v)
+        if "default" in node:
+            builder.default_value(self._to_connect(builder.build(), node["default"]))
+        return builder.build()
+
+    def _to_connect(self, schema: Schema | None, node: Any) -> Any:
+        if schema is None:
+            return _schemaless_to_connect(node)
+        if node is None or node is _MISSING:
+            if schema.default_value is not None and self.replace_null_with_default:
+                return schema.default_value
+            if schema.optional:
+                return None
+            raise DataException(f"Invalid null value for required {schema.type} field")
+        if schema.name in _LOGICAL:
+            return _LOGICAL[schema.name][1](schema, node)
+        type_ = schema.type
+        if type_ is SchemaType.BOOLEAN:
+            return node is True
+        if type_ in _INT_BITS:
+            return _as_int(node, _INT_BITS[type_])
+        if type_ in _FLOATS:
+            return float(node) if _is_number(node) else 0.0
+        if type_ is SchemaType.STRING:
+            return node if isinstance(node, str) else None
+        if type_ is SchemaType.BYTES:
+            return _b64decode(node) if isinstance(node, str) else None
+        if type_ is SchemaType.ARRAY:
+            items = node if isinstance(node, list) else list(node.values()) if isinstance(node, dict) else []
+            return [self._to_connect(schema.value_schema, v) for v in items]
+        if type_ is SchemaType.MAP:
+            return self._map_to_connect(schema, node)
+        if not isinstance(node, dict):
+            raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
+        struct = Struct(schema)
+        for f in schema.fields:
+            struct.put(f, self._to_connect(f.schema, node.get(f.name)))
+        return struct
+
+    def _map_to_connect(self, schema: Schema, node: Any) -> dict[Any, Any]:
+        key_schema, value_schema = schema.key_schema, schema.value_schema
+        if key_schema is None or key_schema.type is SchemaType.STRING:
+            if not isinstance(node, dict):
+                raise DataException("Maps with string fields should be encoded as JSON objects, but found "
+                                    + _node_type(node))
+            return {k: self._to_connect(value_schema, v) for k, v in node.items()}
+        if not isinstance(node, list):
+            raise DataException("Maps with non-string fields should be encoded as JSON array of tuples, but found "
+                                + _node_type(node))
+        result = {}
+        for entry in node:
+            if not isinstance(entry, list):
+                raise DataException(f"Found invalid map entry instead of array tuple: {_node_type(entry)}")
+            if len(entry) != 2:
+                raise DataException(f"Found invalid map entry, expected length 2 but found :{len(entry)}")
+            result[self._to_connect(key_schema, entry[0])] = self._to_connect(value_schema, entry[1])
+        return result
+
+    # -- logical types
+    def _decimal_to_json(self, schema: Schema, value: Any) -> Any:
+        if not isinstance(value, decimal.Decimal):
+            raise DataException(f"Invalid type for Decimal, expected BigDecimal but was {_pyclass(value)}")
+        if self.decimal_numeric:
+            return value
+        return base64.b64encode(Decimal.from_logical(schema, value)).decode("ascii")
+
+
+_MISSING: Any = object()
+
+
+def _schemaless_type(value: Any) -> SchemaType:
+    for classes, type_ in _SCHEMALESS_TYPES:
+        if isinstance(value, classes):
+            return type_
+    raise DataException(f"Java class {_pyclass(value)} does not have corresponding schema type.")
+
+
+def _schemaless_to_connect(node: Any) -> Any:
+    if isinstance(node, decimal.Decimal):
+        return float(node)
+    if isinstance(node, list):
+        return [_schemaless_to_connect(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _schemaless_to_connect(v) for k, v in node.items()}
+    return None if node is _MISSING else node
+
+
+def _date_like_to_json(logical: Any, expected: type, what: str) -> Any:
+    def to_json(converter: JsonConverter, schema: Schema, value: Any) -> int:
+        if not isinstance(value, expected):
+            raise DataException(f"Invalid type for {what}, expected Date but was {_pyclass(value)}")
+        return logical.from_logical(schema, value)
+    return to_json
+
+
+def _int_to_connect(logical: Any, what: str, integral: str) -> Any:
+    def to_connect(schema: Schema, node: Any) -> Any:
+        ok = _is_integral(node) and (integral == "integral" or -(1 << 31) <= node < (1 << 31))
+        if not ok:
+            raise DataException(f"Invalid type for {what}, underlying representation should be {integral} "
+                                f"but was {_node_type(node)}")
+        return logical.to_logical(schema, node)
+    return to_connect
+
+
+def _decimal_to_connect(schema: Schema, node: Any) -> decimal.Decimal:
+    if _is_number(node):
+        return decimal.Decimal(node)
+    if isinstance(node, str):
+        try:
+            return Decimal.to_logical(schema, base64.b64decode(node, validate=True))
+        except Exception as e:
+            raise DataException("Invalid bytes for Decimal field") from e
+    raise DataException("Invalid type for Decimal, underlying representation should be numeric or bytes but was "
+                        + _node_type(node))
+
+
+_LOGICAL: dict[str | None, tuple[Any, Any]] = {
+    Decimal.LOGICAL_NAME: (JsonConverter._decimal_to_json, _decimal_to_connect),
+    Date.LOGICAL_NAME: (_date_like_to_json(Date, _dt.date, "Date"), _int_to_connect(Date, "Date", "integer")),
+    Time.LOGICAL_NAME: (_date_like_to_json(Time, _dt.time, "Time"), _int_to_connect(Time, "Time", "integer")),
+    Timestamp.LOGICAL_NAME: (_date_like_to_json(Timestamp, _dt.datetime, "Timestamp"),
+                             _int_to_connect(Timestamp, "Timestamp", "integral")),
+}
+
+
+# ------------------------------------------------------------------------------------ simple converters
+
+
+class StringConverter(_DualConverter):
+    """Kafka's ``StringConverter``: values as text in ``converter.encoding`` (default UTF-8).
+
+    >>> c = StringConverter()
+    >>> c.configure({}, is_key=True)
+    >>> c.from_connect_data("t", None, 42), c.to_connect_data("t", b"hi").value
+    (b'42', 'hi')
+    """
+
+    def __init__(self) -> None:
+        self.configure({}, is_key=False)
+
+    def config_def(self) -> ConfigDef:
+        return converter_config_def().define(
+            "converter.encoding", Type.STRING, "UTF-8", _known_encoding, Importance.HIGH,
+            "The name of the Java character set to use for encoding strings as byte arrays.")
+
+    def _configure(self, config: AbstractConfig) -> None:
+        self.encoding: str = config.get("converter.encoding")
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Headers | None = None) -> bytes | None:
+        return None if value is None else java_str(value).encode(self.encoding)
+
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Headers | None = None) -> SchemaAndValue:
+        return SchemaAndValue(OPTIONAL_STRING_SCHEMA, None if data is None else
+                              bytes(data).decode(self.encoding, errors="replace"))
+
+
+def _known_encoding(name: str, value: Any) -> None:
+    try:
+        codecs.lookup(value)
+    except (LookupError, TypeError) as e:
+        raise ConfigException(name, value, "Unknown character set") from e
+
+
+class ByteArrayConverter(_DualConverter):
+    """Kafka's ``ByteArrayConverter``: bytes pass through untouched.
+
+    >>> ByteArrayConverter().from_connect_data("t", None, b"\\x00\\x01")
+    b'\\x00\\x01'
+    """
+
+    def config_def(self) -> ConfigDef:
+        return converter_config_def()
+
+    def _configure(self, config: AbstractConfig) -> None:
+        pass
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Headers | None = None) -> bytes | None:
+        if schema is not None and schema.type is not SchemaType.BYTES:
+            raise DataException(f"Invalid schema type for ByteArrayConverter: {schema.type}")
+        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+            raise DataException(f"ByteArrayConverter is not compatible with objects of type {_pyclass(value)}")
+        return None if value is None else bytes(value)
+
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Headers | None = None) -> SchemaAndValue:
+        return SchemaAndValue(OPTIONAL_BYTES_SCHEMA, data)
+
+
+class SimpleHeaderConverter(HeaderConverter):
+    """Kafka's default header converter: values as their UTF-8 string form, parsed back with a schema.
+
+    Reading infers BOOLEAN, the smallest integer type, FLOAT32/FLOAT64 or Decimal, else STRING
+    (Kafka's ``Values.parseString``; arrays, maps and ISO dates are read back as strings here).
+
+    >>> h = SimpleHeaderConverter()
+    >>> h.from_connect_header("t", "k", None, True), h.to_connect_header("t", "k", b"300").value
+    (b'true', 300)
+    """
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        pass
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+        return None if value is None else _values_to_string(value, embedded=False).encode("utf-8")
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        if data is None:
+            return NULL_SCHEMA_AND_VALUE
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            return SchemaAndValue(BYTES_SCHEMA, data)
+        return _parse_string(text)
+
+
+def _values_to_string(value: Any, embedded: bool) -> str:
+    """Kafka's ``Values.convertToString``: nested strings quoted, lists ``[a,b]``, maps ``{k:v}``."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if embedded else value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        text = base64.b64encode(bytes(value)).decode("ascii")
+        return f'"{text}"' if embedded else text
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_values_to_string(v, True) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{_values_to_string(k, True)}:{_values_to_string(v, True)}"
+                              for k, v in value.items()) + "}"
+    if isinstance(value, Struct):
+        return "{" + ",".join(f'"{f.name}":{_values_to_string(value.get(f), True)}'
+                              for f in value.schema.fields) + "}"
+    return java_str(value)
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INT_SCHEMAS = [(8, INT8_SCHEMA), (16, INT16_SCHEMA), (32, INT32_SCHEMA), (64, INT64_SCHEMA)]
+
+
+def _parse_string(text: str) -> SchemaAndValue:
+    if text == "":
+        return SchemaAndValue(STRING_SCHEMA, text)
+    if text.lower() in ("true", "false"):
+        return SchemaAndValue(BOOLEAN_SCHEMA, text.lower() == "true")
+    if not _NUMBER.fullmatch(text):
+        return SchemaAndValue(STRING_SCHEMA, text)
+    number = decimal.Decimal(text)
+    if number == number.to_integral_value():
+        integral = int(number)
+        for bits, schema in _INT_SCHEMAS:
+            if -(1 << (bits - 1)) <= integral < (1 << (bits - 1)):
+                return SchemaAndValue(schema, integral)
+    scale = -number.as_tuple().exponent  # type: ignore[operator]
+    if scale != 0 and abs(float(number)) < 3.4028234663852886e38:
+        return SchemaAndValue(FLOAT32_SCHEMA, float(number))
+    if scale != 0 and abs(float(number)) != float("inf"):
+        return SchemaAndValue(FLOAT64_SCHEMA, float(number))
+    return SchemaAndValue(Decimal.schema(scale), number)
+

@@ -1,0 +1,300 @@
+"""The embedded Apache Kafka broker: one KRaft node (broker + controller) on 127.0.0.1.
+
+Used by the quickstart and the tests; users with their own cluster never start it.
+
+>>> with EmbeddedBroker() as broker:  # doctest: +SKIP
+...     print(broker.bootstrap_servers)
+127.0.0.1:40123
+
+A data directory holds everything: ``kafka-logs/`` (the data), ``server.properties``,
+``log4j2.properties``, ``broker.log`` and ``broker.json`` (pid and ports of a running broker, so
+that ``connect-magics broker stop`` can find it). Restarting on the same directory keeps the data
+and the ports.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, cache_dir, kafka_classpath
+from connect_magics.local.java import find_java
+
+HOST = "127.0.0.1"
+DEFAULT_HEAP = "768m"
+
+
+class BrokerError(RuntimeError):
+    """The broker could not be started or stopped; the message says why and what to do."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return True
+        return False
+
+
+def default_data_dir() -> Path:
+    return cache_dir() / "broker"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child counts as dead
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+_RUNNING: weakref.WeakSet[EmbeddedBroker] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for broker in list(_RUNNING):
+        broker.stop()
+
+
+class EmbeddedBroker:
+    """A single-node KRaft Apache Kafka broker run as a Java subprocess.
+
+    ``data_dir`` defaults to a fresh temporary directory (a persistent one under the user cache
+    for the CLI). ``port`` defaults to the port used last time on this data directory, else a
+    free one. ``server_properties`` override or extend the generated ``server.properties``.
+    A broker started by this process is stopped when the process exits unless ``detach=True``
+    is given to :meth:`start`.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None,
+                 kafka_version: str = DEFAULT_KAFKA_VERSION, heap: str = DEFAULT_HEAP,
+                 java: str | None = None, server_properties: Mapping[str, str] | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="connect-magics-broker-"))
+        self.kafka_version = kafka_version
+        self.heap = heap
+        self._java = java
+        self.server_properties = dict(server_properties or {})
+        self.progress = progress
+        state = self._read_state()
+        self.port = port or state.get("port") or free_port()
+        self.controller_port = state.get("controller_port") or free_port()
+        if self.controller_port == self.port:
+            self.controller_port = free_port()
+        self._proc: subprocess.Popen | None = None
+
+    # -- paths -----------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "broker.log"
+
+    @property
+    def _state_file(self) -> Path:
+        return self.data_dir / "broker.json"
+
+    def _read_state(self) -> dict:
+        try:
+            return json.loads(self._state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no broker log)"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def is_running(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        pid = self._read_state().get("pid")
+        return bool(pid) and _pid_alive(pid)
+
+    def _write_configs(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "listeners": f"PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{HOST}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "controller.quorum.voters": f"1@{HOST}:{self.controller_port}",
+            "log.dirs": str(self.data_dir / "kafka-logs"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "5",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "5",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "log.flush.interval.messages": "9223372036854775807",
+            "controlled.shutdown.enable": "true",
+        }
+        props.update(self.server_properties)
+        (self.data_dir / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        (self.data_dir / "log4j2.properties").write_text(
+            "appender.file.type = File\nappender.file.name = FILE\n"
+            f"appender.file.fileName = {self.log_file}\nappender.file.append = true\n"
+            "appender.file.layout.type = PatternLayout\n"
+            "appender.file.layout.pattern = [%d] %p %m (%c)%n\n"
+            "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = FILE\n"
+            "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
+            "logger.state.name = state.change.logger\nlogger.state.level = WARN\n")
+
+    def _java_cmd(self, java: str, classpath: str, main: str, *args: str) -> list[str]:
+        return [java, f"-Xmx{self.heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
+                "-Djava.awt.headless=true",
+                f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+                "-cp", classpath, main, *args]
+
+    def _format(self, java: str, classpath: str) -> None:
+        if (self.data_dir / "kafka-logs" / "meta.properties").exists():
+            return
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        out = subprocess.run(
+            self._java_cmd(java, classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+                           "-c", str(self.data_dir / "server.properties"), "--ignore-formatted"),
+            capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise BrokerError(f"Formatting the Kafka data directory {self.data_dir} failed:\n"
+                              f"{(out.stdout + out.stderr).strip()[-2000:]}")
+
+    def start(self, timeout: float = 90.0, detach: bool = False) -> EmbeddedBroker:
+        """Start the broker and return once it answers a metadata request."""
+        if self.is_running():
+            return self
+        for port, what in ((self.port, "broker"), (self.controller_port, "controller")):
+            if port_in_use(port):
+                raise BrokerError(f"Port {port} on {HOST} (the {what} port) is already in use. Choose another "
+                                  "port (--port), or stop whatever listens there.")
+        java = find_java(self._java)
+        classpath = kafka_classpath(self.kafka_version, java.executable, self.progress)
+        self._write_configs()
+        self._format(java.executable, classpath)
+        with open(self.data_dir / "broker.out", "ab") as out:
+            self._proc = subprocess.Popen(
+                self._java_cmd(java.executable, classpath, "kafka.Kafka", str(self.data_dir / "server.properties")),
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._state_file.write_text(json.dumps({"pid": self._proc.pid, "port": self.port,
+                                                "controller_port": self.controller_port}))
+        if not detach:
+            _RUNNING.add(self)
+        try:
+            self._wait_ready(timeout)
+        except BaseException:
+            self.stop(timeout=10)
+            raise
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0,
+                             "logger": _SILENT})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                out = (self.data_dir / "broker.out").read_text(errors="replace")[-3000:]
+                raise BrokerError(f"The Kafka broker exited with code {self._proc.returncode} while starting. "
+                                  f"Tail of its log ({self.log_file}):\n{self.log_tail()}\n{out}")
+            try:
+                if admin.list_topics(timeout=1).brokers:
+                    return
+            except Exception:  # noqa: BLE001 - not up yet
+                continue
+        raise BrokerError(f"The Kafka broker did not answer within {timeout:.0f} s. Tail of its log "
+                          f"({self.log_file}):\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop gracefully (SIGTERM, a controlled shutdown), then forcibly after ``timeout`` seconds."""
+        _RUNNING.discard(self)
+        pid = self._proc.pid if self._proc is not None else self._read_state().get("pid")
+        if pid and _pid_alive(pid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and _pid_alive(pid):
+                if self._proc is not None:
+                    try:
+                        self._proc.wait(timeout=0.1)
+                    except subprocess.TimeoutExpired:
+                        pass
+                else:
+                    time.sleep(0.1)
+            if _pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+                if self._proc is not None:
+                    self._proc.wait(timeout=10)
+        self._proc = None
+        state = self._read_state()
+        state.pop("pid", None)
+        if self.data_dir.exists():
+            self._state_file.write_text(json.dumps(state))
+
+    def kill(self) -> None:
+        """Stop at once (SIGKILL), as a crash would."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(timeout=10)
+        self.stop(timeout=0)
+
+    def restart(self, timeout: float = 90.0) -> EmbeddedBroker:
+        self.stop()
+        return self.start(timeout)
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.is_running() else "stopped"
+        return f"EmbeddedBroker({self.bootstrap_servers}, {state}, data_dir={str(self.data_dir)!r})"
+
+
+class _SilentLogger:
+    """A logger for librdkafka that drops its connection-refused chatter while the broker starts."""
+
+    def log(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+_SILENT = _SilentLogger()

@@ -1,0 +1,134 @@
+"""Resolving the official Apache Kafka server jars from Maven Central into a per-user cache.
+
+The first call downloads them with the Ivy jar that ships inside pyspark (so nothing but Java and
+pip is needed), or with ``mvn`` when pyspark's Ivy is missing; later calls work offline. An
+existing Kafka installation can be used instead by setting ``KAFKA_HOME``.
+
+>>> classpath = kafka_classpath("4.1.1")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+DEFAULT_KAFKA_VERSION = "4.1.1"
+LOG4J_VERSION = "2.24.3"
+KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
+
+_DEPENDENCIES = [
+    ("org.apache.kafka", "kafka_2.13", None),
+    # Kafka 4 logs through log4j2; the server artifact leaves the binding to the distribution.
+    ("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
+    ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+]
+
+
+class KafkaDownloadError(RuntimeError):
+    """The Kafka jars could not be resolved; the message names the artifact and the source."""
+
+
+def cache_dir() -> Path:
+    """The per-user cache: ``$CONNECT_MAGICS_CACHE``, else ``$XDG_CACHE_HOME/connect_magics``, else ``~/.cache``."""
+    if os.environ.get("CONNECT_MAGICS_CACHE"):
+        return Path(os.environ["CONNECT_MAGICS_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "connect_magics"
+
+
+def _ivy_jar() -> str | None:
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    jars = sorted(glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "ivy-*.jar")))
+    return jars[-1] if jars else None
+
+
+def _ivy_xml(version: str) -> str:
+    deps = "\n".join(
+        f'    <dependency org="{g}" name="{a}" rev="{v or version}" conf="default->default"/>'
+        for g, a, v in _DEPENDENCIES)
+    return ('<ivy-module version="2.0">\n  <info organisation="connect-magics" module="embedded-broker"/>\n'
+            f"  <dependencies>\n{deps}\n  </dependencies>\n</ivy-module>\n")
+
+
+def _pom_xml(version: str) -> str:
+    deps = "\n".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v or version}</version>"
+        "</dependency>" for g, a, v in _DEPENDENCIES)
+    return ("<project><modelVersion>4.0.0</modelVersion><groupId>connect-magics</groupId>"
+            f"<artifactId>embedded-broker</artifactId><version>1</version><dependencies>{deps}"
+            "</dependencies></project>")
+
+
+def _run_streaming(cmd: list[str], progress: Callable[[str], None], cwd: str) -> tuple[int, list[str]]:
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        lines.append(line)
+        if "downloading" in line or "Downloaded" in line:
+            progress("  downloading " + line.split()[1 if line.startswith("downloading") else -1].rsplit("/", 1)[-1])
+    return proc.wait(), lines
+
+
+def kafka_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
+                    progress: Callable[[str], None] | None = None) -> str:
+    """A Java classpath holding the Kafka ``version`` server and a log4j2 binding.
+
+    Uses ``$KAFKA_HOME/libs`` when ``KAFKA_HOME`` is set; otherwise the cached jars, downloading
+    them first if needed (progress lines go to ``progress``, by default stderr).
+    """
+    if os.environ.get("KAFKA_HOME"):
+        libs = Path(os.environ["KAFKA_HOME"]) / "libs"
+        if not libs.is_dir():
+            raise KafkaDownloadError(f"KAFKA_HOME={os.environ['KAFKA_HOME']} has no libs/ folder of Kafka jars.")
+        return str(libs / "*")
+    target = cache_dir() / f"kafka-{version}" / "lib"
+    if (target / ".complete").exists():
+        return str(target / "*")
+    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    say(f"Downloading Apache Kafka {version} ({KAFKA_ARTIFACT}) from Maven Central into {target} (once) ...")
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="kafka-jars-", dir=cache_dir()))
+    try:
+        ivy = _ivy_jar()
+        if ivy:
+            (staging / "ivy.xml").write_text(_ivy_xml(version))
+            cmd = [java, "-jar", ivy, "-ivy", "ivy.xml", "-confs", "default", "-types", "jar", "bundle",
+                   "-cache", str(cache_dir() / "ivy-cache"),
+                   "-retrieve", str(staging / "lib" / "[artifact]-[revision](-[classifier]).[ext]")]
+            tool = "Ivy (from pyspark)"
+        elif shutil.which("mvn"):
+            (staging / "pom.xml").write_text(_pom_xml(version))
+            cmd = ["mvn", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
+                   f"-DoutputDirectory={staging / 'lib'}"]
+            tool = "mvn"
+        else:
+            raise KafkaDownloadError("Cannot download the Kafka jars: neither pyspark's Ivy jar nor mvn is "
+                                     "available. Install pyspark, or Maven, or set KAFKA_HOME to a Kafka "
+                                     "installation.")
+        code, lines = _run_streaming(cmd, say, str(staging))
+        jars = list((staging / "lib").glob("kafka_2.13-*.jar")) if (staging / "lib").is_dir() else []
+        if code != 0 or not jars:
+            tail = "\n".join(lines[-15:])
+            raise KafkaDownloadError(f"Failed to download {KAFKA_ARTIFACT}:{version} from Maven Central with "
+                                     f"{tool} (exit code {code}). Check the version and your network, or set "
+                                     f"KAFKA_HOME to a Kafka installation.\n{tail}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.move(str(staging / "lib"), str(target))
+        (target / ".complete").write_text(version)
+        say(f"Apache Kafka {version}: {len(list(target.glob('*.jar')))} jars ready in {target}")
+        return str(target / "*")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,67 @@
+"""Fixtures: a real embedded Apache Kafka broker (one per session, a second on demand) and a local
+SparkSession with quiet logs and small memory."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from connect_magics.local import EmbeddedBroker  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use the broker or Spark fixtures get those markers automatically."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"broker", "second_broker", "bootstrap", "runtime_factory"}:
+            item.add_marker(pytest.mark.broker)
+        if "spark" in names:
+            item.add_marker(pytest.mark.spark)
+        if not any(item.iter_markers(name=m) for m in ("broker", "spark", "notebook")):
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
+    """The session's broker (auto topic creation off, as KIP-158 tests need)."""
+    b = EmbeddedBroker(tmp_path_factory.mktemp("broker"),
+                       server_properties={"auto.create.topics.enable": "false"})
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture(scope="session")
+def bootstrap(broker: EmbeddedBroker) -> str:
+    return broker.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def second_broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
+    """A second, independent cluster (for KIP-875's "different Kafka cluster" cases)."""
+    b = EmbeddedBroker(tmp_path_factory.mktemp("broker2"),
+                       server_properties={"auto.create.topics.enable": "false"})
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def unique() -> str:
+    """A short unique suffix for topic, group and connector names."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory):
+    from connect_magics.spark.session import local_spark_session
+
+    session = local_spark_session(warehouse=Path(tmp_path_factory.mktemp("spark-warehouse")))
+    yield session
+    session.stop()
