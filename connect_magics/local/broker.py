@@ -187,7 +187,7 @@ class EmbeddedBroker:
             return
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         out = subprocess.run(
-            self._java_cmd(java, classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id,
+            self._java_cmd(java, classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
                            "-c", str(self.data_dir / "server.properties"), "--ignore-formatted"),
             capture_output=True, text=True, timeout=120)
         if out.returncode != 0:

@@ -42,5 +42,5 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR") if hasattr(session, "sparkContext") else None
+    session.sparkContext.setLogLevel("ERROR")
     return session
