@@ -55,12 +55,16 @@ class Type(enum.Enum):
 
 
 class Importance(enum.Enum):
+    """How much a setting matters (``Importance.HIGH.value == "HIGH"``)."""
+
     HIGH = "HIGH"
     MEDIUM = "MEDIUM"
     LOW = "LOW"
 
 
 class Width(enum.Enum):
+    """Expected display width of a value in a UI (``Width.NONE.value == "NONE"``)."""
+
     NONE = "NONE"
     SHORT = "SHORT"
     MEDIUM = "MEDIUM"
@@ -199,7 +203,12 @@ class ConfigException(ValueError):
 class Validator:
     """Base of validators: a callable ``(name, value) -> None`` that raises :class:`ConfigException`.
 
-    Any plain function with that signature may be used as a validator too.
+    Any plain function with that signature may be used as a validator too::
+
+        class Port(Validator):
+            def ensure_valid(self, name, value):
+                if not 0 < value < 65536:
+                    raise ConfigException(name, value, "Not a port")
     """
 
     def ensure_valid(self, name: str, value: Any) -> None:
@@ -402,7 +411,11 @@ class Recommender(Protocol):
 
 @dataclass
 class ConfigKey:
-    """The definition of one configuration key (built by :meth:`ConfigDef.define`)."""
+    """The definition of one configuration key (built by :meth:`ConfigDef.define`).
+
+    >>> ConfigDef().define("n", Type.INT, 1).config_keys()["n"].has_default
+    True
+    """
 
     name: str
     type: Type
@@ -425,7 +438,11 @@ class ConfigKey:
 
 @dataclass
 class ConfigValue:
-    """The outcome of validating one key: its value, errors, recommended values and visibility."""
+    """The outcome of validating one key: its value, errors, recommended values and visibility.
+
+    >>> ConfigDef().define("n", Type.INT).validate({"n": "2"})
+    [ConfigValue(name='n', value=2, recommended_values=[], errors=[], visible=True)]
+    """
 
     name: str
     value: Any = None

@@ -69,7 +69,11 @@ __all__ = [
 
 
 class SchemaAndValue(NamedTuple):
-    """A schema (or None when schemaless) and a value."""
+    """A schema (or None when schemaless) and a value.
+
+    >>> SchemaAndValue(None, 1).value
+    1
+    """
 
     schema: Schema | None
     value: Any
@@ -119,7 +123,15 @@ class Converter(ABC):
 
 
 class HeaderConverter(ABC):
-    """Turns header values into bytes and back (see :class:`SimpleHeaderConverter`)."""
+    """Turns header values into bytes and back (see :class:`SimpleHeaderConverter`).
+
+    Example::
+
+        class Utf8Headers(HeaderConverter):
+            def configure(self, configs): pass
+            def from_connect_header(self, topic, header_key, schema, value): return str(value).encode()
+            def to_connect_header(self, topic, header_key, data): return SchemaAndValue(None, data.decode())
+    """
 
     @abstractmethod
     def configure(self, configs: Mapping[str, Any]) -> None: ...

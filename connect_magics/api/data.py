@@ -37,7 +37,11 @@ __all__ = [
 
 
 class SchemaType(enum.Enum):
-    """Kafka's ``Schema.Type``: ``str()`` is the Java name (``INT32``), ``.value`` the JSON name (``int32``)."""
+    """Kafka's ``Schema.Type``: ``str()`` is the Java name, ``.value`` the lower-case name.
+
+    >>> str(SchemaType.INT32), SchemaType.INT32.value
+    ('INT32', 'int32')
+    """
 
     INT8 = "int8"
     INT16 = "int16"
@@ -62,7 +66,11 @@ class SchemaType(enum.Enum):
 
 @dataclass(frozen=True)
 class Field:
-    """A named, indexed field of a STRUCT schema."""
+    """A named, indexed field of a STRUCT schema.
+
+    >>> SchemaBuilder.struct().field("id", INT64_SCHEMA).build().field("id").index
+    0
+    """
 
     name: str
     index: int

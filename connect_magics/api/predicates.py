@@ -61,7 +61,13 @@ class Predicate(ABC):
 
 
 class TopicNameMatches(Predicate):
-    """True when the whole topic name matches ``pattern`` (a Java regular expression)."""
+    """True when the whole topic name matches ``pattern`` (a Java regular expression).
+
+    >>> p = TopicNameMatches(); p.configure({"pattern": r"\\p{Alpha}+"})
+    >>> from connect_magics.api.records import SourceRecord
+    >>> p.test(SourceRecord(None, None, "orders")), p.test(SourceRecord(None, None, "orders1"))
+    (True, False)
+    """
 
     CONFIG_DEF = ConfigDef().define(
         "pattern", Type.STRING, NO_DEFAULT, CompositeValidator.of(NonEmptyString(), RegexValidator()),

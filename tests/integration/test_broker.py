@@ -9,14 +9,18 @@ import subprocess
 import sys
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka import ConsumerGroupTopicPartitions
-from confluent_kafka.admin import (AdminClient, ConfigResource, NewTopic,
-                                   ResourceType)
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from helpers import wait_until
 
-from connect_magics.local import (BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError,
-                                  find_java, kafka_classpath)
+from connect_magics.local import (
+    BrokerError,
+    EmbeddedBroker,
+    JavaNotFoundError,
+    KafkaDownloadError,
+    find_java,
+    kafka_classpath,
+)
 
 pytestmark = pytest.mark.broker
 

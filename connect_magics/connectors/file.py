@@ -1,0 +1,464 @@
+"""Kafka's FileStream connectors: lines of a file to a topic, and records of topics to lines of a file.
+
+Same configuration keys, source partitions/offsets and KIP-875 offset validation as Kafka's
+``org.apache.kafka.connect.file`` connectors. A notebook kernel has no standard input, so the source
+requires ``file``; the sink writes to standard output when ``file`` is not set, as Kafka's does.
+
+Example::
+
+    >>> c = FileStreamSourceConnector()
+    >>> c.start({"file": "/tmp/in.txt", "topic": "lines"})
+    >>> c.task_configs(4)
+    [{'file': '/tmp/in.txt', 'topic': 'lines'}]
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type
+from connect_magics.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask, Task
+from connect_magics.api.data import STRING_SCHEMA
+from connect_magics.api.errors import ConnectException
+from connect_magics.api.records import SinkRecord, SourceRecord, TopicPartition
+
+__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask"]
+
+log = logging.getLogger(__name__)
+
+FILE_CONFIG = "file"
+TOPIC_CONFIG = "topic"
+TASK_BATCH_SIZE_CONFIG = "batch.size"
+DEFAULT_TASK_BATCH_SIZE = 2000
+FILENAME_FIELD = "filename"
+POSITION_FIELD = "position"
+
+NO_STDIN_MESSAGE = ("Reading the standard input is not supported: a notebook kernel has none. "
+                    "Set 'file' to the path of the file to read")
+SINGLE_TOPIC_MESSAGE = "'topic' in FileStreamSourceConnector configuration requires definition of a single topic"
+
+
+def _plugin_version() -> str:
+    from connect_magics.connectors import version
+
+    return version()
+
+
+def _partition_dict(partition: Any) -> dict[str, Any] | None:
+    """A source partition as a dict, whether given as a dict or frozen by :func:`partition_key`."""
+    if partition is None:
+        return None
+    if isinstance(partition, Mapping):
+        return dict(partition)
+    try:
+        return dict(partition)
+    except (TypeError, ValueError):
+        raise ConnectException(f"Unexpected source partition {partition!r}") from None
+
+
+# Validators (plain ``(name, value)`` callables) shared by the built-in connectors, worded as Kafka's.
+
+
+def _non_empty(name: str, value: Any) -> None:
+    if value is not None and value == "":
+        raise ConfigException(name, value, "String must be non-empty")
+
+
+def _at_least(minimum: int) -> Callable[[str, Any], None]:
+    def validate(name: str, value: Any) -> None:
+        if value is None:
+            raise ConfigException(name, None, "Value must be non-null")
+        if value < minimum:
+            raise ConfigException(name, value, f"Value must be at least {minimum}")
+
+    validate.__name__ = f"[{minimum},...]"
+    return validate
+
+
+def _one_of(*allowed: str) -> Callable[[str, Any], None]:
+    def validate(name: str, value: Any) -> None:
+        if value not in allowed:
+            raise ConfigException(name, value, "String must be one of: " + ", ".join(allowed))
+
+    validate.__name__ = "[" + ", ".join(allowed) + "]"
+    return validate
+
+
+def _is_long(value: Any) -> bool:
+    """Java's ``instanceof Long`` for a deserialized offset value (``bool`` is not an integer here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------------------------------------- source
+
+
+def _source_config_def() -> ConfigDef:
+    return (
+        ConfigDef()
+        .define(FILE_CONFIG, Type.STRING, None, None, Importance.HIGH,
+                "Source filename. Kafka reads the standard input when it is not specified; a notebook "
+                "kernel has none, so it is required here")
+        .define(TOPIC_CONFIG, Type.STRING, validator=_non_empty, importance=Importance.HIGH,
+                documentation="The topic to publish data to")
+        .define(TASK_BATCH_SIZE_CONFIG, Type.INT, DEFAULT_TASK_BATCH_SIZE, None, Importance.LOW,
+                "The maximum number of records the source task can read from the file each time it is polled")
+    )
+
+
+def _source_problems(parsed: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """What Kafka's definition accepts but this runtime cannot run: ``(key, value, reason)`` triples."""
+    problems = []
+    if not parsed.get(FILE_CONFIG):
+        problems.append((FILE_CONFIG, parsed.get(FILE_CONFIG), NO_STDIN_MESSAGE))
+    topic = parsed.get(TOPIC_CONFIG)
+    if isinstance(topic, str) and "," in topic:
+        problems.append((TOPIC_CONFIG, topic, SINGLE_TOPIC_MESSAGE))
+    return problems
+
+
+def _parse_source_config(props: Mapping[str, Any]) -> dict[str, Any]:
+    parsed = _source_config_def().parse(props)
+    for key, value, reason in _source_problems(parsed):
+        raise ConfigException(key, value, reason)
+    return parsed
+
+
+class FileStreamSourceConnector(SourceConnector):
+    """Reads the lines of one file (UTF-8) into a topic, one record per line; a single task.
+
+    Configs: ``file`` (the path), ``topic`` (one topic), ``batch.size`` (max records per poll, 2000).
+    Partition ``{"filename": file}``, offset ``{"position": byte position after the line}``.
+
+    Example::
+
+        >>> try:
+        ...     FileStreamSourceConnector().start({"file": "/tmp/in.txt", "topic": "a,b"})
+        ... except ConfigException as e:
+        ...     print(e.name, "|", e.reason)
+        topic | 'topic' in FileStreamSourceConnector configuration requires definition of a single topic
+    """
+
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSourceConnector",)
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def version(self) -> str:
+        return _plugin_version()
+
+    def config_def(self) -> ConfigDef:
+        return _source_config_def()
+
+    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
+        """Kafka's validation, plus an error for a missing ``file`` (no stdin) or a comma in ``topic``."""
+        values = super().validate(connector_configs)
+        by_name = {v.name: v for v in values}
+        parsed = {v.name: v.value for v in values}
+        for key, value, reason in _source_problems(parsed):
+            if not by_name[key].errors:
+                by_name[key].add_error_message(str(ConfigException(key, value, reason)))
+        return values
+
+    def start(self, props: dict[str, str]) -> None:
+        parsed = _parse_source_config(props)
+        self._props = dict(props)
+        log.info("Starting file source connector reading from %s", parsed[FILE_CONFIG])
+
+    def task_class(self) -> type[Task]:
+        return FileStreamSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        # Only one input stream makes sense.
+        return [dict(self._props)]
+
+    def stop(self) -> None:
+        """Nothing to do: the connector does no background monitoring."""
+
+    def alter_offsets(self, connector_config: dict[str, str],
+                      offsets: dict[Any, dict[str, Any] | None]) -> bool:
+        """KIP-875: accept tombstones for any partition, else ``{"filename": ...}`` → ``{"position": n >= 0}``.
+
+        >>> FileStreamSourceConnector().alter_offsets(
+        ...     {"file": "f", "topic": "t"}, {(("filename", "f"),): {"position": 0}})
+        True
+        """
+        config = _source_config_def().parse(connector_config)
+        if not config[FILE_CONFIG]:
+            raise ConnectException(
+                f"Offsets cannot be modified if the '{FILE_CONFIG}' configuration is unspecified. "
+                "This is because stdin is used for input and offsets are not tracked.")
+        # One source partition at a time (the configured file), but there may be partitions of files
+        # that earlier configurations of the connector read.
+        for frozen, offset in offsets.items():
+            if offset is None:
+                # Tombstones are allowed for anything, so that garbage offsets can be cleaned up.
+                continue
+            if POSITION_FIELD not in offset:
+                raise ConnectException(
+                    f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
+            position = offset[POSITION_FIELD]
+            if not _is_long(position):
+                raise ConnectException(
+                    f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value")
+            if position < 0:
+                raise ConnectException(
+                    f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value")
+            partition = _partition_dict(frozen)
+            if partition is None:
+                raise ConnectException("Partition objects cannot be null")
+            if FILENAME_FIELD not in partition:
+                raise ConnectException(f"Partition objects should contain the key '{FILENAME_FIELD}'")
+        # The task checks on startup whether the position is valid for the configured file.
+        return True
+
+
+_LINE_END = re.compile(rb"[\r\n]")
+
+
+class FileStreamSourceTask(SourceTask):
+    """Tails a file: every complete line (``\\n``, ``\\r\\n`` or ``\\r``) becomes a record with a string value.
+
+    Resumes from the committed ``{"position": n}`` of partition ``{"filename": file}``. An incomplete last
+    line waits for its line terminator. :meth:`poll` returns None (after at most ``IDLE_WAIT_S``) when there
+    is nothing new, or while the file does not exist yet.
+
+    Example::
+
+        task = FileStreamSourceTask()
+        task.initialize(SourceTaskContext(config, offset_reader))
+        task.start({"file": "/tmp/in.txt", "topic": "lines"})
+        records = task.poll()   # [SourceRecord(value='first line', source_offset={'position': 11}), ...]
+    """
+
+    IDLE_WAIT_S: float = 0.1
+    """How long :meth:`poll` waits when there is no new data before returning None."""
+    READ_CHUNK: int = 64 * 1024
+
+    def __init__(self) -> None:
+        self.filename: str = ""
+        self.topic: str = ""
+        self.batch_size: int = DEFAULT_TASK_BATCH_SIZE
+        self._stream: IO[bytes] | None = None
+        self._buffer = bytearray()
+        self._start = 0  # where the unread part of _buffer begins
+        self._position = 0  # byte position in the file of _buffer[_start]
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._missing_logged = False
+
+    def version(self) -> str:
+        return _plugin_version()
+
+    def start(self, props: dict[str, str]) -> None:
+        parsed = _parse_source_config(props)
+        self.filename = parsed[FILE_CONFIG]
+        self.topic = parsed[TOPIC_CONFIG]
+        self.batch_size = parsed[TASK_BATCH_SIZE_CONFIG]
+        self._stopping.clear()
+
+    def _open(self) -> bool:
+        """Open the file and skip to the committed position; False if the file does not exist yet."""
+        try:
+            stream = open(self.filename, "rb")  # kept open across polls; closed by stop()
+        except FileNotFoundError:
+            log.log(logging.DEBUG if self._missing_logged else logging.WARNING,
+                    "Couldn't find file %s for FileStreamSourceTask, waiting for it to be created", self.filename)
+            self._missing_logged = True
+            return False
+        except OSError as e:
+            raise ConnectException(f"Error while trying to open file {self.filename}: {e}") from e
+        try:
+            offset = self.context.offset_storage_reader().offset({FILENAME_FIELD: self.filename})
+            position = 0
+            if offset is not None:
+                recorded = offset.get(POSITION_FIELD)
+                if recorded is not None and not _is_long(recorded):
+                    raise ConnectException("Offset position is the incorrect type")
+                if recorded is not None and recorded < 0:
+                    raise ConnectException(f"Offset position {recorded} is negative")
+                if recorded is not None:
+                    log.debug("Found previous offset, trying to skip to file offset %s", recorded)
+                    position = recorded
+                    stream.seek(position)
+        except BaseException:
+            stream.close()
+            raise
+        self._stream, self._position, self._buffer, self._start = stream, position, bytearray(), 0
+        log.debug("Opened %s for reading at position %d", self.filename, position)
+        return True
+
+    def _extract_line(self) -> tuple[str, int] | None:
+        """The next complete line and the byte position after it, or None (then the buffer is compacted)."""
+        buffer, start = self._buffer, self._start
+        match = _LINE_END.search(buffer, start)
+        until = -1 if match is None else match.start()
+        if until >= 0 and buffer[until] == 0x0D:  # '\r': to tell '\r\n' from '\r' we need the next byte
+            new_start = -1 if until + 1 >= len(buffer) else until + 2 if buffer[until + 1] == 0x0A else until + 1
+        else:
+            new_start = until + 1
+        if until < 0 or new_start < 0:
+            del buffer[:start]
+            self._start = 0
+            return None
+        line = buffer[start:until].decode("utf-8", errors="replace")
+        self._start = new_start
+        self._position += new_start - start
+        return line, self._position
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self._stopping.is_set():
+            return None
+        records: list[SourceRecord] = []
+        with self._lock:
+            if not self._stopping.is_set() and (self._stream is not None or self._open()):
+                self._read_lines(records)
+        if not records:
+            self._stopping.wait(self.IDLE_WAIT_S)
+            return None
+        return records
+
+    def _read_lines(self, records: list[SourceRecord]) -> None:
+        assert self._stream is not None
+        limit = max(1, self.batch_size)
+        while len(records) < limit:
+            extracted = self._extract_line()
+            if extracted is None:
+                try:
+                    chunk = self._stream.read(self.READ_CHUNK)
+                except (OSError, ValueError):  # closed by stop(): let the runtime shut the task down
+                    return
+                if not chunk:
+                    return
+                self._buffer += chunk
+                continue
+            line, position = extracted
+            records.append(SourceRecord({FILENAME_FIELD: self.filename}, {POSITION_FIELD: position}, self.topic, None, None, None,
+                                        STRING_SCHEMA, line, int(time.time() * 1000)))
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            if self._stream is not None:
+                try:
+                    self._stream.close()
+                except OSError:
+                    log.exception("Failed to close FileStreamSourceTask stream")
+                self._stream = None
+
+
+# ------------------------------------------------------------------------------------------------ sink
+
+
+def _sink_config_def() -> ConfigDef:
+    return ConfigDef().define(
+        FILE_CONFIG, Type.STRING, None, None, Importance.HIGH,
+        "Destination filename. If not specified, the standard output will be used")
+
+
+class FileStreamSinkConnector(SinkConnector):
+    """Appends each record's value as a line to a file (or stdout); topics from ``topics``/``topics.regex``.
+
+    Example::
+
+        >>> c = FileStreamSinkConnector()
+        >>> c.start({"file": "/tmp/out.txt", "topics": "lines"})
+        >>> len(c.task_configs(2))
+        2
+    """
+
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSinkConnector",)
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def version(self) -> str:
+        return _plugin_version()
+
+    def config_def(self) -> ConfigDef:
+        return _sink_config_def()
+
+    def start(self, props: dict[str, str]) -> None:
+        parsed = _sink_config_def().parse(props)
+        self._props = dict(props)
+        log.info("Starting file sink connector writing to %s", parsed[FILE_CONFIG] or "standard output")
+
+    def task_class(self) -> type[Task]:
+        return FileStreamSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        """Nothing to do: the connector does no background monitoring."""
+
+    def alter_offsets(self, connector_config: dict[str, str],
+                      offsets: dict[TopicPartition, int | None]) -> bool:
+        """Nothing to validate: offsets live only in Kafka's consumer group."""
+        return True
+
+
+class FileStreamSinkTask(SinkTask):
+    """Appends ``str(value)`` and a newline per record (UTF-8); :meth:`flush` fsyncs the file.
+
+    Each :meth:`put` is one ``write`` to a file opened in append mode, so that several tasks appending to
+    one file do not interleave partial lines.
+
+    Example::
+
+        task = FileStreamSinkTask()
+        task.start({"file": "/tmp/out.txt"})
+        task.put([SinkRecord("lines", 0, value="hello")])
+        task.flush({})   # /tmp/out.txt now durably ends with "hello\\n"
+    """
+
+    def __init__(self) -> None:
+        self.filename: str | None = None
+        self._fd: int | None = None
+
+    def version(self) -> str:
+        return _plugin_version()
+
+    def start(self, props: dict[str, str]) -> None:
+        self.filename = _sink_config_def().parse(props)[FILE_CONFIG] or None
+        if self.filename is not None:
+            try:
+                self._fd = os.open(self.filename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+            except OSError as e:
+                raise ConnectException(
+                    f"Couldn't find or create file '{self.filename}' for FileStreamSinkTask: {e}") from e
+
+    def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            return
+        data = "".join(f"{record.value}\n" for record in records)
+        if self._fd is None:
+            sys.stdout.write(data)
+            return
+        view = memoryview(data.encode("utf-8"))
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as e:
+            raise ConnectException(f"Couldn't write to file '{self.filename}': {e}") from e
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        if self._fd is None:
+            sys.stdout.flush()
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            raise ConnectException(f"Couldn't flush file '{self.filename}': {e}") from e
+
+    def stop(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)

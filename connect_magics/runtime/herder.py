@@ -1,0 +1,516 @@
+"""The herder: connector lifecycle, target states, task configs, restarts and statuses.
+
+It keeps the config topic as the source of truth: every change is written there first and then
+applied to the running connectors and tasks, so that a new runtime on the same topics restores
+exactly what this one ran. One runtime per group id is the intended deployment (see docs/design.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
+from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError, NotFoundError
+from connect_magics.runtime.connector_config import (
+    CONNECTOR_CLASS,
+    build_converter,
+    build_transformation_chain,
+    client_overrides,
+    config_errors,
+    connector_type,
+    invalid_config_message,
+    validate_connector_config,
+)
+from connect_magics.runtime.executor import Executor, TaskHandle
+from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins, python_name
+from connect_magics.runtime.sink_runner import SinkTaskRunner
+from connect_magics.runtime.source_runner import SourceTaskRunner, StoreOffsetReader
+from connect_magics.runtime.task_runner import TaskId, TaskRunner, TaskServices
+from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.storage.config_store import ConfigStore, TargetState
+from connect_magics.storage.offset_store import OffsetStore
+from connect_magics.storage.status_store import StatusStore
+
+log = logging.getLogger(__name__)
+
+INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
+
+
+class _Context(SourceConnectorContext):
+    def __init__(self, herder: Herder, name: str) -> None:
+        self._herder, self._name = herder, name
+
+    def request_task_reconfiguration(self) -> None:
+        self._herder.request_reconfiguration(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self._herder.fail_connector(self._name, error)
+
+    def offset_storage_reader(self):
+        return StoreOffsetReader(self._name, self._herder.offset_stores_for(self._name))
+
+
+@dataclass
+class RunningConnector:
+    name: str
+    desc: PluginDesc
+    instance: Connector | None
+    tasks: dict[int, tuple[TaskRunner, TaskHandle]] = field(default_factory=dict)
+
+
+def trace_of(e: BaseException) -> str:
+    return "".join(traceback.format_exception(e))
+
+
+class Herder:
+    """Applies the Python API's requests to the config topic and the running connectors."""
+
+    def __init__(self, worker_config: WorkerConfig, plugins: Plugins, config_store: ConfigStore,
+                 offset_store: OffsetStore, status: StatusStore, executor: Executor) -> None:
+        self.wc = worker_config
+        self.plugins = plugins
+        self.configs = config_store
+        self.offsets = offset_store
+        self.status = status
+        self.executor = executor
+        self.services = TaskServices(plugins, worker_config, status)
+        self._running: dict[str, RunningConnector] = {}
+        self._lock = threading.RLock()
+        self._background = ThreadPoolExecutor(1, thread_name_prefix="herder")
+        self._connector_offset_stores: dict[str, OffsetStore] = {}
+
+    # -- start / stop --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Restore every connector from the config topic in its target state."""
+        with self._lock:
+            for name in self.configs.connectors():
+                self._start_connector(name)
+
+    def close(self, timeout: float | None = None) -> None:
+        with self._lock:
+            for name in list(self._running):
+                self._stop_connector(name)
+        self._background.shutdown(wait=True)
+        for store in self._connector_offset_stores.values():
+            store.stop()
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def _config(self, name: str, message: str) -> dict[str, str]:
+        cfg = self.configs.connector_config(name)
+        if cfg is None:
+            raise NotFoundError(message.format(c=name))
+        return cfg
+
+    def connectors(self) -> list[str]:
+        return self.configs.connectors()
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return self._config(name, "Connector {c} not found")
+
+    def _type(self, config: dict[str, str]) -> str:
+        try:
+            return connector_type(self.plugins.find(config.get(CONNECTOR_CLASS, ""), ("source", "sink")))
+        except PluginNotFoundError:
+            return "unknown"
+
+    def connector_info(self, name: str) -> dict[str, Any]:
+        cfg = self._config(name, "Connector {c} not found")
+        tasks = self.configs.task_configs(name)
+        return {"name": name, "config": cfg, "tasks": [{"connector": name, "task": i} for i in range(len(tasks))],
+                "type": self._type(cfg)}
+
+    def task_configs(self, name: str) -> list[dict[str, Any]]:
+        self._config(name, "Connector {c} not found")
+        return [{"id": {"connector": name, "task": i}, "config": c}
+                for i, c in enumerate(self.configs.task_configs(name))]
+
+    # -- status -------------------------------------------------------------------------------------
+    @staticmethod
+    def _state_json(status: Any, **extra: Any) -> dict[str, Any]:
+        out = {**extra, "state": status.state, "worker_id": status.worker_id}
+        if status.trace:
+            out["trace"] = status.trace
+        if status.version and status.version != "undefined":
+            out["version"] = status.version
+        return out
+
+    def connector_status(self, name: str) -> dict[str, Any]:
+        cfg = self.configs.connector_config(name)
+        status = self.status.connector(name)
+        if cfg is None or status is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        tasks = [self._state_json(s, id=i) for i, s in self.status.tasks(name).items()]
+        return {"name": name, "connector": self._state_json(status), "tasks": tasks, "type": self._type(cfg)}
+
+    def task_status(self, name: str, task: int) -> dict[str, Any]:
+        status = self.status.tasks(name).get(task)
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return self._state_json(status, id=task)
+
+    # -- create / update / delete ---------------------------------------------------------------
+    def validate(self, config: dict[str, str]) -> dict[str, Any]:
+        if not config.get(CONNECTOR_CLASS):
+            raise BadRequestError(f"Connector config {_java_map(config)} contains no connector type")
+        return validate_connector_config(config, self.plugins, self.wc["connector.client.config.override.policy"],
+                                         self.wc.bool("topic.creation.enable"))
+
+    def _validated(self, name: str, config: dict[str, Any]) -> dict[str, str]:
+        if not isinstance(config, dict):
+            raise BadRequestError("Connector config must be a JSON object of string keys and values")
+        config = {str(k): _str(v) for k, v in config.items()}
+        if not name or not name.strip():
+            raise BadRequestError("Connector name is required and must not be blank")
+        if "name" in config and config["name"] != name:
+            raise BadRequestError(f"Connector name configuration ({config['name']}) doesn't match connector name "
+                                  f"in the URL ({name})")
+        config["name"] = name
+        infos = self.validate(config)
+        if infos["error_count"]:
+            plugin = config[CONNECTOR_CLASS]
+            raise BadRequestError(invalid_config_message(infos, plugin))
+        return config
+
+    def create_connector(self, name: str, config: dict[str, Any], initial_state: str | None = None) -> dict:
+        target = None
+        if initial_state is not None:
+            target = INITIAL_STATES.get(str(initial_state).upper())
+            if target is None:
+                raise BadRequestError(f"Invalid initial state {initial_state}: must be one of RUNNING, PAUSED, "
+                                      "STOPPED")
+        with self._lock:
+            if self.configs.connector_config(name) is not None:
+                raise ConflictError(f"Connector {name} already exists")
+            config = self._validated(name, config)
+            self.configs.put_connector_config(name, config, target)
+            self._start_connector(name)
+            return self.connector_info(name)
+
+    def update_connector(self, name: str, config: dict[str, Any]) -> dict:
+        """PUT semantics: create the connector, or replace its config and restart it."""
+        with self._lock:
+            config = self._validated(name, config)
+            existed = self.configs.connector_config(name) is not None
+            if existed:
+                self._stop_connector(name)
+            self.configs.put_connector_config(name, config)
+            self._start_connector(name)
+            return {**self.connector_info(name), "created": not existed}
+
+    def patch_connector_config(self, name: str, partial: dict[str, Any]) -> dict:
+        with self._lock:
+            config = self._config(name, "Connector {c} not found")
+            for k, v in partial.items():
+                if v is None:
+                    config.pop(k, None)
+                else:
+                    config[k] = _str(v)
+            info = self.update_connector(name, config)
+            info.pop("created", None)
+            return info
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self._config(name, "Connector {c} not found")
+            self._stop_connector(name)
+            self.configs.remove_connector(name)
+            self.status.remove_connector(name)
+            if self.wc.bool("topic.tracking.enable"):
+                self.status.reset_topics(name)
+            store = self._connector_offset_stores.pop(name, None)
+            if store is not None:
+                store.stop()
+
+    # -- target states ------------------------------------------------------------------------------
+    def pause_connector(self, name: str) -> None:
+        with self._lock:
+            self._config(name, "Unknown connector {c}")
+            if self.configs.target_state(name) is TargetState.STOPPED:
+                self._ensure_connector_started_for(name, TargetState.PAUSED)
+                return
+            self.configs.put_target_state(name, TargetState.PAUSED)
+            running = self._running.get(name)
+            if running is not None and running.instance is not None:
+                self.status.put_connector(name, "PAUSED", version=running.desc.version)
+                for runner, _ in running.tasks.values():
+                    runner.transition_to(TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        with self._lock:
+            self._config(name, "Unknown connector {c}")
+            previous = self.configs.target_state(name)
+            if previous is TargetState.STOPPED:
+                self._ensure_connector_started_for(name, TargetState.STARTED)
+                return
+            self.configs.put_target_state(name, TargetState.STARTED)
+            running = self._running.get(name)
+            if running is None or running.instance is None:
+                self._start_connector(name)
+                return
+            self.status.put_connector(name, "RUNNING", version=running.desc.version)
+            for runner, _ in running.tasks.values():
+                runner.transition_to(TargetState.STARTED)
+
+    def _ensure_connector_started_for(self, name: str, state: TargetState) -> None:
+        self.configs.put_target_state(name, state)
+        self._stop_connector(name)
+        self._start_connector(name)
+
+    def stop_connector(self, name: str) -> None:
+        """KIP-875: stop the connector and its tasks and commit an empty set of task configs (idempotent)."""
+        with self._lock:
+            self._config(name, "Unknown connector {c}")
+            self._stop_connector(name)
+            self.configs.put_task_configs(name, [])
+            self.configs.put_target_state(name, TargetState.STOPPED)
+            self._drop_task_statuses(name, 0)
+            self.status.put_connector(name, "STOPPED", version=self._version_of(name))
+
+    def _version_of(self, name: str) -> str | None:
+        try:
+            return self.plugins.find(self.configs.connector_config(name)[CONNECTOR_CLASS]).version
+        except (PluginNotFoundError, KeyError, TypeError):
+            return None
+
+    # -- restart --------------------------------------------------------------------------------
+    def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False
+                          ) -> dict[str, Any] | None:
+        """Kafka Connect's restart: connector-only (returns None, REST 204) or a plan (REST 202)."""
+        with self._lock:
+            self._config(name, "Unknown connector: {c}")
+            status = self.status.connector(name)
+            if status is None:
+                raise NotFoundError(f"Status for connector {name} not found")
+            restart_connector = not only_failed or status.state == "FAILED"
+            tasks = {i: s for i, s in self.status.tasks(name).items()
+                     if include_tasks and (not only_failed or s.state == "FAILED")}
+            if not only_failed and not include_tasks:
+                self._restart(name, True, set())
+                return None
+            self.configs.put_restart_request(name, include_tasks, only_failed)
+            plan = self.connector_status(name)
+            if restart_connector:
+                plan["connector"]["state"] = "RESTARTING"
+                self.status.put_connector(name, "RESTARTING", version=status.version)
+            for t in plan["tasks"]:
+                if t["id"] in tasks:
+                    t["state"] = "RESTARTING"
+                    self.status.put_task(name, t["id"], "RESTARTING", version=tasks[t["id"]].version)
+            self._restart(name, restart_connector, set(tasks))
+            return plan
+
+    def _restart(self, name: str, restart_connector: bool, tasks: set[int]) -> None:
+        """Restart the connector instance (if asked) and the given tasks; other tasks keep running."""
+        running = self._running.get(name)
+        if running is None:
+            self._start_connector(name)
+            return
+        self._stop_runners([running.tasks.pop(i) for i in sorted(tasks) if i in running.tasks])
+        if restart_connector:
+            self._stop_connector_instance(running)
+            del self._running[name]
+            self._start_connector(name, keep_tasks=running.tasks)
+        else:
+            configs = self.configs.task_configs(name)
+            for i in sorted(tasks):
+                if i < len(configs):
+                    self._start_task(running, i, configs[i])
+
+    def restart_task(self, name: str, task: int) -> None:
+        with self._lock:
+            self._config(name, "Unknown connector {c}")
+            if task not in range(len(self.configs.task_configs(name))):
+                raise NotFoundError(f"Unknown task {name}-{task}")
+            self._restart(name, False, {task})
+
+
+    # -- connector and task lifecycles ------------------------------------------------------------
+    def _start_connector(self, name: str, keep_tasks: dict | None = None) -> None:
+        """Start the connector per its target state, and every task not among ``keep_tasks`` (tasks
+        left running by a restart); all tasks restart if the task configs changed."""
+        config = self.configs.connector_config(name)
+        target = self.configs.target_state(name) or TargetState.STARTED
+        if config is None:
+            return
+        try:
+            desc = self.plugins.find(config[CONNECTOR_CLASS], ("source", "sink"))
+        except PluginNotFoundError as e:
+            self.status.put_connector(name, "FAILED", trace_of(e))
+            return
+        if target is TargetState.STOPPED:
+            self._running[name] = RunningConnector(name, desc, None)
+            self._drop_task_statuses(name, 0)
+            self.status.put_connector(name, "STOPPED", version=desc.version)
+            return
+        running = RunningConnector(name, desc, None, dict(keep_tasks or {}))
+        self._running[name] = running
+        try:
+            instance = desc.cls()
+            instance.initialize(_Context(self, name))
+            instance.start(dict(config))
+            running.instance = instance
+        except Exception as e:  # noqa: BLE001
+            log.error("Connector %s failed to start", name, exc_info=True)
+            self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
+            return
+        self.status.put_connector(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING",
+                                  version=desc.version)
+        try:
+            task_configs = self._generate_task_configs(running, config)
+        except Exception as e:  # noqa: BLE001
+            log.error("Connector %s failed to generate task configs", name, exc_info=True)
+            self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
+            return
+        stored = self.configs.task_configs(name)
+        if task_configs != stored or name in self.configs.snapshot.inconsistent:
+            if running.tasks:
+                self._stop_runners(list(running.tasks.values()))
+                running.tasks.clear()
+            self.configs.put_task_configs(name, task_configs)
+            self._drop_task_statuses(name, len(task_configs))
+        for i, task_config in enumerate(self.configs.task_configs(name)):
+            if i not in running.tasks:
+                self._start_task(running, i, task_config)
+
+    def _generate_task_configs(self, running: RunningConnector, config: dict[str, str]) -> list[dict[str, str]]:
+        max_tasks = int(config.get("tasks.max", "1"))
+        instance = running.instance
+        task_class = instance.task_class()
+        configs = instance.task_configs(max_tasks)
+        if len(configs) > max_tasks:
+            raise ConnectRestError(f"The connector {running.name} has generated {len(configs)} tasks, which is "
+                                   f"greater than {max_tasks}, the maximum number of tasks it is configured to "
+                                   "create. ")
+        return [{**{k: _str(v) for k, v in c.items()}, "task.class": python_name(task_class)} for c in configs]
+
+    def _drop_task_statuses(self, name: str, keep: int) -> None:
+        for task_id in self.status.tasks(name):
+            if task_id >= keep:
+                self.status.remove_task(name, task_id)
+
+    def _start_task(self, running: RunningConnector, index: int, task_config: dict[str, str]) -> None:
+        name = running.name
+        config = self.configs.connector_config(name)
+        target = self.configs.target_state(name) or TargetState.STARTED
+        task_id = TaskId(name, index)
+        try:
+            task_cls = running.instance.task_class() if running.instance is not None else None
+            task = task_cls()
+            version = _version(task)
+            common = dict(
+                task_id=task_id, task=task, task_config=task_config, connector_config=config,
+                services=self.services, target_state=target,
+                key_converter=build_converter(self.plugins, config, self.wc, "key.converter", True),
+                value_converter=build_converter(self.plugins, config, self.wc, "value.converter", False),
+                header_converter=build_converter(self.plugins, config, self.wc, "header.converter", None),
+                chain=build_transformation_chain(self.plugins, config), version=version)
+            policy = self.wc["connector.client.config.override.policy"]
+            if running.desc.type == "source":
+                runner: TaskRunner = SourceTaskRunner(
+                    **common,
+                    producer_config={**self.wc.client_config("producer"), "enable.idempotence": True,
+                                     "acks": "all", **client_overrides(config, "producer", policy)},
+                    admin_config={**self.wc.client_config("admin"), **client_overrides(config, "admin", policy)},
+                    offset_stores=self.offset_stores_for(name))
+            else:
+                runner = SinkTaskRunner(
+                    **common, consumer_config={**self.wc.client_config("consumer"),
+                                               **client_overrides(config, "consumer", policy)})
+        except Exception as e:  # noqa: BLE001
+            log.error("Failed to start task %s", task_id, exc_info=True)
+            self.status.put_task(name, index, "FAILED", trace_of(e))
+            return
+        handle = self.executor.submit(str(task_id), runner.run)
+        running.tasks[index] = (runner, handle)
+
+    def offset_stores_for(self, name: str) -> list[OffsetStore]:
+        """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""
+        stores = [self.offsets]
+        store = self._connector_offset_stores.get(name)
+        if store is not None:
+            stores.append(store)
+        return stores
+
+    def _stop_runners(self, entries: list[tuple[TaskRunner, TaskHandle]]) -> None:
+        timeout = self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
+        for runner, _ in entries:
+            runner.stop()
+        for runner, handle in entries:
+            if not handle.join(timeout):
+                log.warning("Graceful stop of task %s failed; it keeps running in the background", runner.id)
+
+    def _stop_connector_instance(self, running: RunningConnector) -> None:
+        if running.instance is not None:
+            try:
+                running.instance.stop()
+            except Exception:  # noqa: BLE001
+                log.warning("Connector %s raised while stopping", running.name, exc_info=True)
+            running.instance = None
+
+    def _stop_connector(self, name: str) -> None:
+        running = self._running.pop(name, None)
+        if running is None:
+            return
+        self._stop_runners(list(running.tasks.values()))
+        self._stop_connector_instance(running)
+
+    def request_reconfiguration(self, name: str) -> None:
+        """Regenerate task configs in the background; restart the tasks if they changed."""
+        def reconfigure() -> None:
+            with self._lock:
+                running = self._running.get(name)
+                config = self.configs.connector_config(name)
+                if running is None or running.instance is None or config is None:
+                    return
+                try:
+                    new = self._generate_task_configs(running, config)
+                except Exception as e:  # noqa: BLE001
+                    self.status.put_connector(name, "FAILED", trace_of(e), running.desc.version)
+                    return
+                if new != self.configs.task_configs(name):
+                    self._stop_runners(list(running.tasks.values()))
+                    running.tasks.clear()
+                    self.configs.put_task_configs(name, new)
+                    self._drop_task_statuses(name, len(new))
+                    for i, c in enumerate(new):
+                        self._start_task(running, i, c)
+        self._background.submit(reconfigure)
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        running = self._running.get(name)
+        self.status.put_connector(name, "FAILED", trace_of(error), running.desc.version if running else None)
+
+    def runner(self, name: str, task: int) -> TaskRunner | None:
+        running = self._running.get(name)
+        entry = running.tasks.get(task) if running else None
+        return entry[0] if entry else None
+
+    def all_errors(self, config: dict[str, str]) -> list[str]:
+        return config_errors(self.validate(config))
+
+
+def _version(obj: Any) -> str | None:
+    try:
+        return str(obj.version())
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_str(v) for v in value)
+    return str(value)
+
+
+def _java_map(config: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"
+
+
+__all__ = ["Herder", "ConnectorContext"]

@@ -1,0 +1,188 @@
+"""Running a sink task: consume, convert, transform, put, and commit to the consumer group only
+what the task flushed (Kafka's ``WorkerSinkTask``)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from connect_magics.api.connector import SinkTask, SinkTaskContext
+from connect_magics.api.errors import RetriableException
+from connect_magics.api.records import SinkRecord, TopicPartition
+from connect_magics.runtime.task_runner import TaskRunner
+from connect_magics.storage.kafka_log import client_logger
+
+log = logging.getLogger(__name__)
+
+MAX_POLL_RECORDS = 500
+
+
+def sink_group_id(connector: str, config: dict[str, str]) -> str:
+    """``consumer.override.group.id`` if set, else ``connect-{connector}`` (Kafka's ``SinkUtils``)."""
+    return config.get("consumer.override.group.id") or f"connect-{connector}"
+
+
+class _Context(SinkTaskContext):
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        super().__init__(runner.task_config)
+        self._runner = runner
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._runner.assigned)
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self._runner.seeks.update(offsets)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._runner.consumer.pause([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+        self._runner.task_paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._runner.task_paused.difference_update(partitions)
+        if not self._runner.paused:
+            self._runner.consumer.resume([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+
+    def request_commit(self) -> None:
+        self._runner.commit_requested = True
+
+
+class SinkTaskRunner(TaskRunner):
+    task: SinkTask
+
+    def __init__(self, *args: Any, consumer_config: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.consumer_config = consumer_config
+        wc = self.services.worker_config
+        self.flush_interval = wc.int("offset.flush.interval.ms") / 1000
+        self.track_topics = wc.bool("topic.tracking.enable")
+        self.assigned: set[TopicPartition] = set()
+        self.current: dict[TopicPartition, int] = {}
+        self.seeks: dict[TopicPartition, int] = {}
+        self.task_paused: set[TopicPartition] = set()
+        self.commit_requested = False
+        self._closing = False
+        self._last_commit = time.monotonic()
+        self.consumer: Consumer | None = None
+        self.records_put = 0
+
+    def initialize(self) -> None:
+        group = sink_group_id(self.id.connector, self.connector_config)
+        self.consumer = Consumer({"auto.offset.reset": "earliest", **self.consumer_config, "group.id": group,
+                                  "enable.auto.commit": False, "enable.auto.offset.store": False,
+                                  "logger": client_logger("consumer")})
+        topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
+        regex = self.connector_config.get("topics.regex", "").strip()
+        subscription = topics or ["^" + regex if not regex.startswith("^") else regex]
+        if regex:
+            re.compile(regex)
+        self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_revoke)
+        self.task.initialize(_Context(self))
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        new = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.assigned.update(new)
+        self.task.open(new)
+        if self.paused:
+            consumer.pause(partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        if self._closing:
+            return
+        gone = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self._commit(only=set(gone))
+        self.task.close(gone)
+        for tp in gone:
+            self.assigned.discard(tp)
+            self.current.pop(tp, None)
+
+    def on_pause_change(self, paused: bool) -> None:
+        parts = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned - self.task_paused]
+        if parts:
+            (self.consumer.pause if paused else self.consumer.resume)(parts)
+
+    def execute_once(self) -> None:
+        for tp, offset in list(self.seeks.items()):
+            self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            self.current[tp] = offset
+            del self.seeks[tp]
+        msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=0.1)
+        if msgs:
+            self._deliver(msgs)
+        if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
+            self._commit()
+
+    def _deliver(self, msgs: list[Any]) -> None:
+        batch: list[SinkRecord] = []
+        consumed: dict[TopicPartition, int] = {}
+        kconv, vconv, chain = self.key_converter, self.value_converter, self.chain
+        for m in msgs:
+            err = m.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF or err.retriable():
+                    continue
+                raise KafkaException(err)
+            topic = m.topic()
+            tp = TopicPartition(topic, m.partition())
+            consumed[tp] = m.offset() + 1
+            if self.track_topics:
+                self.services.status.put_topic(self.id.connector, topic, self.id.task)
+            try:
+                key = kconv.to_connect_data(topic, m.key())
+                value = vconv.to_connect_data(topic, m.value())
+                ts_type, ts = m.timestamp()
+                record = SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
+                                    ts if ts_type else None, self.headers_from_kafka(topic, m.headers()),
+                                    kafka_offset=m.offset())
+                out = chain.apply(record)
+            except Exception:
+                if self.tolerate_errors:
+                    log.warning("Task %s skipped a record it could not convert", self.id, exc_info=True)
+                    continue
+                raise
+            if out is not None:
+                batch.append(out)
+        while True:
+            try:
+                self.task.put(batch)
+                break
+            except RetriableException:
+                log.info("Task %s: retriable error from put; redelivering", self.id, exc_info=True)
+                if self.stopping:
+                    return
+                time.sleep(0.1)
+        self.records_put += len(batch)
+        self.current.update(consumed)
+
+    def _commit(self, only: set[TopicPartition] | None = None) -> None:
+        self._last_commit = time.monotonic()
+        self.commit_requested = False
+        current = {tp: o for tp, o in self.current.items() if only is None or tp in only}
+        if not current:
+            return
+        committable = self.task.pre_commit(dict(current))
+        offsets = [KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in committable.items()
+                   if tp in self.assigned]
+        if offsets:
+            try:
+                self.consumer.commit(offsets=offsets, asynchronous=False)
+            except KafkaException as e:
+                if e.args[0].code() != KafkaError._NO_OFFSET:
+                    log.warning("Task %s failed to commit offsets: %s", self.id, e)
+
+    def commit_on_stop(self) -> None:
+        if self.consumer is not None:
+            self._commit()
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            self._closing = True
+            if self.assigned:
+                self.task.close(sorted(self.assigned))
+                self.assigned.clear()
+            self.consumer.close()

@@ -1,0 +1,178 @@
+"""What the worker runs for every task: its lifecycle, target state and status reporting.
+
+:class:`TaskRunner` is the part shared by source and sink tasks (Kafka's ``WorkerTask``): it starts
+the task, pauses and resumes it, reports RUNNING / PAUSED / FAILED (with the trace) / UNASSIGNED,
+and stops it, never letting an exception escape its thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_magics.api.connector import Task
+from connect_magics.api.records import Headers
+from connect_magics.runtime.connector_config import TransformationChain
+from connect_magics.runtime.plugins import Plugins
+from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.storage.config_store import TargetState
+from connect_magics.storage.status_store import StatusStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, order=True)
+class TaskId:
+    connector: str
+    task: int
+
+    def __str__(self) -> str:
+        return f"{self.connector}-{self.task}"
+
+
+@dataclass
+class TaskServices:
+    """What every task needs from the worker."""
+
+    plugins: Plugins
+    worker_config: WorkerConfig
+    status: StatusStore
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class TaskRunner(ABC):
+    """Runs one task on whatever thread the executor gives it, until :meth:`stop`."""
+
+    def __init__(self, task_id: TaskId, task: Task, task_config: Mapping[str, str],
+                 connector_config: Mapping[str, str], services: TaskServices, target_state: TargetState,
+                 key_converter: Any, value_converter: Any, header_converter: Any,
+                 chain: TransformationChain, version: str | None = None) -> None:
+        self.id = task_id
+        self.task = task
+        self.task_config = dict(task_config)
+        self.connector_config = dict(connector_config)
+        self.services = services
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = chain
+        self.version = version
+        self.tolerate_errors = connector_config.get("errors.tolerance", "none") == "all"
+        self._target = target_state
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._failed = False
+        self.done = threading.Event()
+        self.on_stopped: Callable[[TaskRunner], None] | None = None
+
+    # -- control (any thread) --------------------------------------------------------------
+    def transition_to(self, state: TargetState) -> None:
+        with self._cond:
+            self._target = state
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def paused(self) -> bool:
+        return self._target is TargetState.PAUSED
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    def wait_while_paused(self, timeout: float = 0.1) -> bool:
+        """Block while paused (up to ``timeout``); True if the task should run now."""
+        with self._cond:
+            if self._target is TargetState.PAUSED and not self._stopping:
+                self._cond.wait(timeout)
+            return self._target is not TargetState.PAUSED and not self._stopping
+
+    def _report(self, state: str, trace: str | None = None) -> None:
+        self.services.status.put_task(self.id.connector, self.id.task, state, trace, self.version)
+
+    # -- the thread body ---------------------------------------------------------------------
+    def run(self) -> None:
+        """The task's whole life; returns when stopped or failed."""
+        reported_paused = False
+        try:
+            self.initialize()
+            self.task.start(self.task_config)
+            if self.paused:
+                self._report("PAUSED")
+                reported_paused = True
+            else:
+                self._report("RUNNING")
+            while not self._stopping:
+                if self.paused != reported_paused:
+                    reported_paused = self.paused
+                    self.on_pause_change(reported_paused)
+                    self._report("PAUSED" if reported_paused else "RUNNING")
+                self.execute_once()
+        except BaseException as e:  # noqa: BLE001 - a task failure must never escape its thread
+            self._failed = True
+            log.error("Task %s failed", self.id, exc_info=True)
+            self._report("FAILED", "".join(traceback.format_exception(e)))
+        finally:
+            # Safe after a failure too: only acknowledged (source) or put (sink) records are committed.
+            try:
+                self.commit_on_stop()
+            except Exception:  # noqa: BLE001
+                log.warning("Task %s could not commit its offsets while stopping", self.id, exc_info=True)
+            try:
+                self.task.stop()
+            except Exception:  # noqa: BLE001
+                log.warning("Task %s raised while stopping", self.id, exc_info=True)
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001
+                log.warning("Closing task %s failed", self.id, exc_info=True)
+            self.chain.close()
+            if not self._failed:
+                self._report("UNASSIGNED")
+            self.done.set()
+            if self.on_stopped is not None:
+                self.on_stopped(self)
+
+    @abstractmethod
+    def initialize(self) -> None:
+        """Create clients and the task context (before ``task.start``)."""
+
+    @abstractmethod
+    def execute_once(self) -> None:
+        """One iteration: poll/put some records, maybe commit offsets. Must return within ~100 ms when idle."""
+
+    def on_pause_change(self, paused: bool) -> None:
+        """Called on the task thread when the task is paused or resumed."""
+
+    @abstractmethod
+    def commit_on_stop(self) -> None:
+        """Commit what can be committed before the task stops."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release clients."""
+
+    # -- helpers for subclasses ------------------------------------------------------------
+    def headers_to_kafka(self, topic: str, headers: Headers) -> list[tuple[str, bytes | None]]:
+        return [(h.key, self.header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                for h in headers]
+
+    def headers_from_kafka(self, topic: str, raw: list[tuple[str, bytes | None]] | None) -> Headers:
+        headers = Headers()
+        for key, value in raw or []:
+            sv = self.header_converter.to_connect_header(topic, key, value)
+            headers.add(key, sv.value, sv.schema)
+        return headers

@@ -1,0 +1,112 @@
+"""Worker configuration, with Apache Kafka Connect's property names and defaults.
+
+>>> wc = WorkerConfig("127.0.0.1:9092", "nb", {"offset.flush.interval.ms": "1000"})
+>>> wc.int("offset.flush.interval.ms"), wc["config.storage.topic"]
+(1000, 'nb-configs')
+
+Deviations (see docs/deviations.md): the three topic names default to ``{group.id}-configs``,
+``-offsets`` and ``-status`` (Kafka requires them), and their replication factors default to -1
+(the broker's default) rather than 3, so that a single-broker cluster works out of the box.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+
+from connect_magics.api.config import ConfigException
+from connect_magics.runtime.status_retry import RetryPolicy
+
+DEFAULTS: dict[str, str] = {
+    "offset.storage.partitions": "25",
+    "offset.storage.replication.factor": "-1",
+    "config.storage.replication.factor": "-1",
+    "status.storage.partitions": "5",
+    "status.storage.replication.factor": "-1",
+    "offset.flush.interval.ms": "60000",
+    "offset.flush.timeout.ms": "5000",
+    "task.shutdown.graceful.timeout.ms": "5000",
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    "topic.creation.enable": "true",
+    "topic.tracking.enable": "true",
+    "topic.tracking.allow.reset": "true",
+    "connector.client.config.override.policy": "All",
+    "status.storage.request.timeout.ms": "1500",
+}
+
+#: Worker properties that are not passed on to Kafka clients.
+_WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "value.converter", "header.converter",
+                         "topic.", "task.", "connector.", "plugin.", "rest.", "listeners", "group.id",
+                         "producer.", "consumer.", "admin.", "internal.", "worker.", "scheduled.",
+                         "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.")
+#: Client settings that apply to every client when set at the worker's top level.
+CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
+                        "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms")
+
+
+class WorkerConfig(Mapping[str, str]):
+    """The worker's properties (strings, as in a ``.properties`` file) with Kafka Connect's defaults."""
+
+    def __init__(self, bootstrap_servers: str, group_id: str, props: Mapping[str, object] | None = None) -> None:
+        merged = dict(DEFAULTS)
+        merged.update({"config.storage.topic": f"{group_id}-configs", "offset.storage.topic": f"{group_id}-offsets",
+                       "status.storage.topic": f"{group_id}-status"})
+        merged.update({k: _to_str(v) for k, v in (props or {}).items()})
+        merged["bootstrap.servers"] = bootstrap_servers
+        merged["group.id"] = group_id
+        self._props = merged
+        for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "offset.storage.partitions",
+                    "status.storage.partitions", "task.shutdown.graceful.timeout.ms"):
+            self.int(key)
+        for key in ("topic.creation.enable", "topic.tracking.enable", "topic.tracking.allow.reset"):
+            self.bool(key)
+        policy = self["connector.client.config.override.policy"]
+        if policy not in ("None", "Principal", "All"):
+            raise ConfigException("connector.client.config.override.policy", policy,
+                                  "Must be one of None, Principal, All")
+        self.retry_policy = RetryPolicy.from_worker_config(self._props)
+
+    def __getitem__(self, key: str) -> str:
+        return self._props[key]
+
+    def __iter__(self):
+        return iter(self._props)
+
+    def __len__(self) -> int:
+        return len(self._props)
+
+    def int(self, key: str) -> int:
+        value = self._props[key]
+        try:
+            return int(value)
+        except ValueError:
+            raise ConfigException(key, value, "Not a number of type INT") from None
+
+    def bool(self, key: str) -> bool:
+        value = self._props[key].strip().lower()
+        if value not in ("true", "false"):
+            raise ConfigException(key, self._props[key], "Expected value to be either true or false")
+        return value == "true"
+
+    def client_config(self, kind: str | None = None) -> dict[str, str]:
+        """Settings for a Kafka client: shared client keys plus ``producer.``/``consumer.``/``admin.`` ones."""
+        out = {k: v for k, v in self._props.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
+        if kind:
+            prefix = f"{kind}."
+            out.update({k[len(prefix):]: v for k, v in self._props.items() if k.startswith(prefix)})
+        return out
+
+    @property
+    def worker_id(self) -> str:
+        """How statuses name this worker: the REST host and port, as Kafka Connect's ``worker_id``."""
+        host = self._props.get("rest.advertised.host.name") or socket.gethostname()
+        port = self._props.get("rest.advertised.port") or self._props.get("rest.port") or "8083"
+        return f"{host}:{port}"
+
+
+def _to_str(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

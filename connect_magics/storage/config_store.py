@@ -1,0 +1,177 @@
+"""The config topic: connector configs, task configs, task commits and target states.
+
+Record keys and JSON values are Apache Kafka Connect's (``KafkaConfigBackingStore``), so either can
+read the other's topic. Task configs are applied only when their ``commit-X`` record arrives.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from connect_magics.storage.kafka_log import KafkaLog
+
+log = logging.getLogger(__name__)
+
+
+def dumps(value: object) -> bytes:
+    """Compact JSON as Kafka's internal JsonConverter writes it (no spaces, insertion order)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class TargetState(str, enum.Enum):
+    STARTED = "STARTED"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+def target_state_value(state: TargetState) -> dict[str, str]:
+    """KIP-875's backward-compatible record: old readers see PAUSED for STOPPED."""
+    return {"state": TargetState.PAUSED.value if state is TargetState.STOPPED else state.value,
+            "state.v2": state.value}
+
+
+@dataclass
+class ConfigSnapshot:
+    """What the config topic says, applied the way Kafka Connect applies it."""
+
+    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    target_states: dict[str, TargetState] = field(default_factory=dict)
+    task_configs: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+
+
+class ConfigStore:
+    """Reads and writes the config topic; ``on_change(kind, connector)`` fires for applied updates."""
+
+    def __init__(self, topic: str, client_config: dict[str, str],
+                 on_change: Callable[[str, str], None] | None = None) -> None:
+        self.snapshot = ConfigSnapshot()
+        self._deferred: dict[str, dict[int, dict[str, str]]] = {}
+        self._lock = threading.RLock()
+        self._on_change = on_change or (lambda kind, name: None)
+        self.log = KafkaLog(topic, client_config, self._apply)
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.log.start(timeout)
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    # -- reading ---------------------------------------------------------------------------
+    def _apply(self, key: bytes | None, value: bytes | None, _partition: int, _offset: int) -> None:
+        if key is None:
+            log.warning("Discarding config update record with no key")
+            return
+        k = key.decode()
+        data = json.loads(value) if value is not None else None
+        with self._lock:
+            s = self.snapshot
+            if k.startswith("target-state-"):
+                name = k[len("target-state-"):]
+                if data is None:
+                    s.target_states.pop(name, None)
+                    if name in s.connector_configs:
+                        s.target_states[name] = TargetState.STARTED
+                else:
+                    raw = data.get("state.v2")
+                    if not isinstance(raw, str):
+                        raw = data.get("state")
+                    try:
+                        s.target_states[name] = TargetState(raw)
+                    except ValueError:
+                        log.warning("Invalid target state %r for connector %s", raw, name)
+                        return
+                if name in s.connector_configs:
+                    self._on_change("target-state", name)
+            elif k.startswith("connector-"):
+                name = k[len("connector-"):]
+                if data is None:
+                    for d in (s.connector_configs, s.target_states, s.task_configs, self._deferred):
+                        d.pop(name, None)
+                    s.inconsistent.discard(name)
+                    self._on_change("removed", name)
+                else:
+                    s.connector_configs[name] = dict(data["properties"])
+                    s.target_states.setdefault(name, TargetState.STARTED)
+                    self._on_change("connector", name)
+            elif k.startswith("task-"):
+                if data is None:
+                    log.warning("Ignoring unexpectedly null task config %s", k)
+                    return
+                name, _, num = k[len("task-"):].rpartition("-")
+                self._deferred.setdefault(name, {})[int(num)] = dict(data["properties"])
+            elif k.startswith("commit-"):
+                name = k[len("commit-"):]
+                if data is None or name not in s.connector_configs:
+                    return
+                count = int(data["tasks"])
+                deferred = self._deferred.pop(name, {})
+                if any(i not in deferred for i in range(count)):
+                    s.inconsistent.add(name)
+                    log.warning("Task configs of connector %s are inconsistent; not applying them", name)
+                    return
+                s.inconsistent.discard(name)
+                s.task_configs[name] = [deferred[i] for i in range(count)]
+                self._on_change("tasks", name)
+            elif k.startswith(("restart-connector-", "tasks-fencing-", "logger-cluster-")) or k == "session-key":
+                return
+            else:
+                log.warning("Discarding config update record with invalid key: %s", k)
+
+    def read_to_end(self, timeout: float = 30.0) -> None:
+        self.log.read_to_end(timeout)
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        with self._lock:
+            cfg = self.snapshot.connector_configs.get(name)
+            return dict(cfg) if cfg is not None else None
+
+    def connectors(self) -> list[str]:
+        with self._lock:
+            return sorted(self.snapshot.connector_configs)
+
+    def target_state(self, name: str) -> TargetState | None:
+        with self._lock:
+            return self.snapshot.target_states.get(name)
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        with self._lock:
+            return [dict(c) for c in self.snapshot.task_configs.get(name, [])]
+
+    # -- writing ---------------------------------------------------------------------------
+    def put_connector_config(self, name: str, config: dict[str, str],
+                             target_state: TargetState | None = None) -> None:
+        records = []
+        if target_state is not None:
+            records.append((f"target-state-{name}", dumps(target_state_value(target_state))))
+        records.append((f"connector-{name}", dumps({"properties": config})))
+        self.log.write(records)
+        self.read_to_end()
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        if configs and self.target_state(name) is TargetState.STOPPED:
+            raise ValueError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+        self.read_to_end()
+        records = [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(configs)]
+        if records:
+            self.log.write(records)
+            self.read_to_end()
+        self.log.write([(f"commit-{name}", dumps({"tasks": len(configs)}))])
+        self.read_to_end()
+
+    def put_target_state(self, name: str, state: TargetState) -> None:
+        self.log.write([(f"target-state-{name}", dumps(target_state_value(state)))])
+        self.read_to_end()
+
+    def remove_connector(self, name: str) -> None:
+        self.log.write([(f"connector-{name}", None), (f"target-state-{name}", None)])
+        self.read_to_end()
+
+    def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
+        self.log.write([(f"restart-connector-{name}",
+                         dumps({"include-tasks": include_tasks, "only-failed": only_failed}))])

@@ -1,0 +1,182 @@
+"""A compacted Kafka topic read from the beginning into memory and written to (Kafka's ``KafkaBasedLog``).
+
+A background thread consumes every partition from the start and hands each record to a
+callback; :meth:`KafkaLog.read_to_end` waits until everything written before the call has been
+handed over. Writes are asynchronous; :meth:`KafkaLog.send` takes a completion callback.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+
+log = logging.getLogger(__name__)
+
+RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
+DoneCallback = Callable[[BaseException | None], None]
+
+
+def client_logger(name: str) -> logging.Logger:
+    """The Python logger that librdkafka messages go to (instead of the kernel's stderr)."""
+    return logging.getLogger(f"connect_magics.kafka.{name}")
+
+
+def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
+                 configs: Mapping[str, str], timeout: float = 30.0) -> int:
+    """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count."""
+    md = admin.list_topics(name, timeout=timeout)
+    topic = md.topics.get(name)
+    if topic is None or topic.error is not None:
+        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
+                       config=dict(configs))
+        try:
+            admin.create_topics([new], request_timeout=timeout)[name].result(timeout)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+        deadline = time.monotonic() + timeout
+        while True:
+            topic = admin.list_topics(name, timeout=timeout).topics.get(name)
+            if topic is not None and topic.error is None and topic.partitions:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Topic {name} was created but its metadata did not appear")
+            time.sleep(0.05)
+    return len(topic.partitions)
+
+
+def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) -> dict[str, str]:
+    res = ConfigResource(ResourceType.TOPIC, name)
+    return {k: v.value for k, v in admin.describe_configs([res])[res].result(timeout).items()}
+
+
+class KafkaLog:
+    """One topic: a reader thread from offset 0 of every partition, and an idempotent producer."""
+
+    def __init__(self, topic: str, client_config: Mapping[str, str], on_record: RecordCallback,
+                 producer_config: Mapping[str, str] | None = None) -> None:
+        self.topic = topic
+        self._on_record = on_record
+        base = {k: v for k, v in client_config.items()}
+        self._producer = Producer({**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
+                                   **(producer_config or {}), "logger": client_logger("producer")})
+        self._consumer = Consumer({**base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
+                                   "enable.auto.commit": False, "enable.partition.eof": False,
+                                   "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
+                                   "logger": client_logger("consumer")})
+        self._positions: dict[int, int] = {}
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._partitions: list[int] = []
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Assign every partition from the beginning, start reading, and read to the end."""
+        md = self._consumer.list_topics(self.topic, timeout=timeout).topics[self.topic]
+        self._partitions = sorted(md.partitions)
+        self._consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions])
+        self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
+        self._thread.start()
+        self.read_to_end(timeout)
+
+    def _run(self) -> None:
+        while not self._stopping:
+            self._producer.poll(0)  # serve delivery callbacks of asynchronous writes
+            try:
+                msgs = self._consumer.consume(1000, timeout=0.05)
+            except Exception as e:  # noqa: BLE001 - consumer closed under us
+                if self._stopping:
+                    return
+                log.warning("Reading %s failed: %s", self.topic, e)
+                continue
+            if not msgs:
+                continue
+            for m in msgs:
+                if m.error():
+                    if not m.error().retriable() and m.error().code() != KafkaError._PARTITION_EOF:
+                        log.warning("Error reading %s: %s", self.topic, m.error())
+                    continue
+                try:
+                    self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                except Exception:  # noqa: BLE001 - a bad record must never stop the reader
+                    log.exception("Skipping a record of %s at %s/%s that could not be processed",
+                                  self.topic, m.partition(), m.offset())
+            with self._cond:
+                for m in msgs:
+                    self._positions[m.partition()] = max(self._positions.get(m.partition(), 0), m.offset() + 1)
+                self._cond.notify_all()
+
+    def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
+        return {p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout,
+                                                        cached=False)[1]
+                for p in self._partitions}
+
+    def read_to_end(self, timeout: float = 30.0) -> None:
+        """Block until every record written before this call has been passed to the callback."""
+        deadline = time.monotonic() + timeout
+        ends = self.end_offsets(timeout)
+        with self._cond:
+            while not all(self._reached(p, end) for p, end in ends.items()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
+                self._cond.wait(min(remaining, 0.1))
+
+    def _reached(self, partition: int, end: int) -> bool:
+        if self._positions.get(partition, 0) >= end:
+            return True
+        low = self._consumer.get_watermark_offsets(TopicPartition(self.topic, partition), cached=True)
+        # Compaction can leave the end of a partition with no record at all to read (e.g. end == low).
+        return low is not None and low[0] >= end
+
+    def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
+             callback: DoneCallback | None = None) -> None:
+        """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered."""
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            if callback is not None:
+                callback(None if err is None else KafkaException(err))
+
+        kwargs = {} if partition is None else {"partition": partition}
+        while True:
+            try:
+                self._producer.produce(self.topic, value=value, key=key, on_delivery=on_delivery, **kwargs)
+                break
+            except BufferError:
+                self._producer.poll(0.05)
+        self._producer.poll(0)
+
+    def poll(self, timeout: float = 0) -> None:
+        """Serve delivery callbacks."""
+        self._producer.poll(timeout)
+
+    def flush(self, timeout: float = 30.0) -> int:
+        """Wait for every write; return how many are still outstanding."""
+        return self._producer.flush(timeout)
+
+    def write(self, records: list[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> None:
+        """Write records and wait for the broker's acknowledgement; raise on any failure."""
+        errors: list[BaseException] = []
+        for key, value in records:
+            self.send(key, value, callback=lambda e: errors.append(e) if e else None)
+        if self.flush(timeout) > 0:
+            raise TimeoutError(f"Timed out writing to {self.topic}")
+        if errors:
+            raise errors[0]
+
+    @property
+    def partitions(self) -> list[int]:
+        return list(self._partitions)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._producer.flush(timeout)
+        self._stopping = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._consumer.close()
