@@ -9,7 +9,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_magics.api.config import (
@@ -22,13 +22,29 @@ from connect_magics.api.config import (
     ValidString,
     config_infos,
 )
+from connect_magics.api.config import _key_info as config_key_info
 from connect_magics.api.converters import Converter, HeaderConverter
 from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import Transformation
-from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins
+from connect_magics.errors import BadRequestError, NotFoundError
+from connect_magics.runtime.plugins import (
+    PLUGIN_VERSION_SUFFIX,
+    PluginDesc,
+    PluginNotFoundError,
+    Plugins,
+    VersionedPluginLoadingError,
+    import_class,
+    to_version_range,
+)
+from connect_magics.runtime.versions import InvalidVersionSpecificationError, VersionRange
 
 CONNECTOR_CLASS = "connector.class"
+#: KIP-891's ``connector.plugin.version`` (``ConnectorConfig.CONNECTOR_VERSION``).
+CONNECTOR_VERSION = "connector." + PLUGIN_VERSION_SUFFIX
+#: The converter class keys and the plugin types they take.
+CONVERTER_TYPES: dict[str, tuple[str, ...]] = {"key.converter": ("converter",), "value.converter": ("converter",),
+                                               "header.converter": ("header_converter",)}
 OVERRIDE_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP = "Common", "Transforms", "Predicates"
 
@@ -76,42 +92,141 @@ def _alias_keys(config: Mapping[str, str], kind: str) -> list[str]:
     return [a.strip() for a in config.get(kind, "").split(",") if a.strip()]
 
 
+def version_key(class_key: str) -> str:
+    """The ``*.plugin.version`` key that goes with a plugin class key.
+
+    >>> version_key("connector.class"), version_key("key.converter"), version_key("transforms.a.type")
+    ('connector.plugin.version', 'key.converter.plugin.version', 'transforms.a.plugin.version')
+    """
+    if class_key == CONNECTOR_CLASS:
+        return CONNECTOR_VERSION
+    base = class_key[: -len(".type")] if class_key.endswith(".type") else class_key
+    return f"{base}.{PLUGIN_VERSION_SUFFIX}"
+
+
+@dataclass
+class _Resolution:
+    """A plugin class key and its version key resolved against the installed plugins."""
+
+    desc: PluginDesc | None = None
+    candidates: list[PluginDesc] = field(default_factory=list)
+    class_errors: list[str] = field(default_factory=list)
+    version_errors: list[str] = field(default_factory=list)
+    version_mismatch: bool = False
+
+    @property
+    def versions_newest_first(self) -> list[str]:
+        return list(reversed(dict.fromkeys(d.version for d in self.candidates)))
+
+
+def _parse_range(key: str, spec: str | None, errors: list[str]) -> VersionRange | None:
+    try:
+        return to_version_range(spec)
+    except InvalidVersionSpecificationError as e:
+        errors.append(str(ConfigException(key, spec, str(e))))
+        return None
+
+
+def _resolve(plugins: Plugins, class_key: str, class_name: str | None, spec: str | None,
+             types: tuple[str, ...], default: VersionRange | None = None) -> _Resolution:
+    """Find the plugin a class key and its version key select, collecting errors the Kafka way: a missing
+    class is an error of the class key; an installed class with no version in range is one of both keys."""
+    res = _Resolution()
+    rng = _parse_range(version_key(class_key), spec, res.version_errors) if spec is not None else default
+    if not class_name:
+        return res
+    try:
+        res.candidates = plugins.candidates(class_name, types)
+        res.desc = plugins.find(class_name, types, rng)
+    except VersionedPluginLoadingError as e:
+        res.version_mismatch = True
+        res.class_errors.append(str(e))
+        res.version_errors.append(str(e))
+    except PluginNotFoundError as e:
+        res.class_errors.append(str(ConfigException(class_key, class_name, str(e))))
+    return res
+
+
+def _version_value(cd: ConfigDef, key: str, group: str, res: _Resolution, config: Mapping[str, str],
+                   visible: bool = True, default: str | None = None) -> ConfigValue:
+    """Define a ``*.plugin.version`` key (default: the newest installed version) and give its ConfigValue,
+    whose recommended values are the installed versions, newest first."""
+    versions = res.versions_newest_first
+    default = default if default is not None else (versions[0] if versions else None)
+    cd.define(key, Type.STRING, default, importance=Importance.LOW, group=group,
+              documentation="The version of the plugin, as a Maven version range ('1.2' means exactly 1.2); "
+                            "the newest installed version if not set.")
+    return ConfigValue(key, config.get(key, default), versions if visible else [], list(res.version_errors), visible)
+
+
+def packaged_version(plugins: Plugins, connector: PluginDesc | None, class_name: str,
+                     types: tuple[str, ...]) -> VersionRange | None:
+    """The exact version of ``class_name`` shipped in the connector's own installation, if it ships one
+    (what a connector's converter defaults to, as in Kafka's ``ConnectorConfig``)."""
+    if connector is None or not connector.isolated:
+        return None
+    try:
+        packaged = [d for d in plugins.candidates(class_name, types) if d.location == connector.location]
+    except PluginNotFoundError:
+        return None
+    return to_version_range(f"[{packaged[-1].version}]") if packaged else None
+
+
 def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worker_override_policy: str = "All",
-                              worker_topic_creation: bool = True) -> dict[str, Any]:
-    """Validate a connector config and answer with Kafka Connect's ConfigInfos (never raises for bad values)."""
+                              worker_topic_creation: bool = True,
+                              worker: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Validate a connector config and answer with Kafka Connect's ConfigInfos (never raises for bad values).
+
+    KIP-891 version keys recommend the installed versions (newest first) and default to the newest; a
+    version range no installed plugin matches is an error of both the class key and its version key.
+    """
     from connect_magics.runtime.topic_creation import validate_topic_creation
 
+    worker = worker or {}
     class_name = config.get(CONNECTOR_CLASS)
-    desc = None
-    if class_name:
-        try:
-            desc = plugins.find(class_name, ("source", "sink"))
-        except PluginNotFoundError:
-            desc = None
-    ctype = connector_type(desc)
+    conn = _resolve(plugins, CONNECTOR_CLASS, class_name, config.get(CONNECTOR_VERSION), ("source", "sink"))
+    desc = conn.desc
+    ctype = connector_type(desc or (conn.candidates[-1] if conn.candidates else None))
     cd = connector_config_def("sink" if ctype == "sink" else "source")
     values = {cv.name: cv for cv in cd.validate(config)}
-    if class_name and desc is None:
-        values[CONNECTOR_CLASS].errors.append(
-            f"Invalid value {class_name} for configuration {CONNECTOR_CLASS}: Class {class_name} could not be found.")
+    if class_name:
+        values[CONNECTOR_CLASS].errors.extend(conn.class_errors)
+    values[CONNECTOR_VERSION] = _version_value(cd, CONNECTOR_VERSION, COMMON_GROUP, conn, config, bool(class_name))
+    if conn.version_mismatch:  # Kafka's invalidVersionedConnectorValidation: the base definition only
+        return config_infos(class_name or "", cd, list(values.values()))
+    for key, types in CONVERTER_TYPES.items():
+        vkey = version_key(key)
+        values[key].recommended_values = plugins.class_names(types)
+        if config.get(key):
+            res = _resolve(plugins, key, config[key], config.get(vkey), types,
+                           packaged_version(plugins, desc, config[key], types))
+            values[key].errors.extend(res.class_errors)
+            default = res.desc.version if res.desc is not None and vkey not in config else None
+            values[vkey] = _version_value(cd, vkey, COMMON_GROUP, res, config, True, default)
+        else:  # the worker's converter: the connector's version for it is ignored (but must parse)
+            res = _resolve(plugins, key, worker.get(key), worker.get(vkey), types)
+            res.class_errors, res.version_errors = [], []
+            if config.get(vkey) is not None:
+                _parse_range(vkey, config[vkey], res.version_errors)
+            default = res.desc.version if res.desc is not None else None
+            values[vkey] = _version_value(cd, vkey, COMMON_GROUP, res, config, False, default)
     extra: list[ConfigValue] = []
     for kind, types in (("transforms", ("transformation",)), ("predicates", ("predicate",))):
         for alias in _alias_keys(config, kind):
             prefix = f"{kind}.{alias}."
-            type_key = prefix + "type"
+            type_key, vkey = prefix + "type", prefix + PLUGIN_VERSION_SUFFIX
             type_value = ConfigValue(type_key, config.get(type_key))
             extra.append(type_value)
             if not config.get(type_key):
                 type_value.errors.append(f'Missing required configuration "{type_key}" which has no default value.')
                 continue
-            try:
-                plugin = plugins.find(config[type_key], types)
-            except PluginNotFoundError:
-                type_value.errors.append(f"Invalid value {config[type_key]} for configuration {type_key}: "
-                                         f"Class {config[type_key]} could not be found.")
+            res = _resolve(plugins, type_key, config[type_key], config.get(vkey), types)
+            type_value.errors.extend(res.class_errors)
+            values[vkey] = _version_value(cd, vkey, f"{kind.capitalize()}: {alias}", res, config)
+            if res.desc is None:
                 continue
-            sub = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
-            for cv in plugin.cls().config_def().validate(sub):
+            sub = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix) and k != vkey}
+            for cv in res.desc.cls().config_def().validate(sub):
                 cv.name = prefix + cv.name
                 extra.append(cv)
             if kind == "transforms" and config.get(prefix + "predicate"):
@@ -164,20 +279,42 @@ def invalid_config_message(infos: Mapping[str, Any], plugin: str) -> str:
 # -- building what a task runs ---------------------------------------------------------------
 
 
-def build_converter(plugins: Plugins, config: Mapping[str, str], worker: Mapping[str, str], key: str,
-                    is_key: bool | None) -> Any:
-    """The converter named by ``key`` in the connector config, else the worker's, configured from the
-    ``{key}.`` prefixed properties of whichever config named it."""
-    source = config if config.get(key) else worker
-    desc = plugins.find(source[key], ("header_converter",) if is_key is None else ("converter",))
-    prefix = key + "."
-    props = {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix) and k != key + ".plugin.version"}
+def _sub_config(config: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The ``prefix``-ed keys without the prefix, minus ``plugin.version`` (removed before configuring)."""
+    return {k[len(prefix):]: v for k, v in config.items()
+            if k.startswith(prefix) and k != prefix + PLUGIN_VERSION_SUFFIX}
+
+
+def resolve_converter(plugins: Plugins, config: Mapping[str, str], worker: Mapping[str, str], key: str,
+                      is_key: bool | None, connector: PluginDesc | None = None) -> tuple[PluginDesc, Any]:
+    """The converter named by ``key`` in the connector config, else the worker's, in the version its
+    ``{key}.plugin.version`` selects (for a connector's own converter without one: the version shipped
+    with the connector, else the newest), configured from the ``{key}.`` prefixed properties of
+    whichever config named it. Returns its description and the configured instance.
+
+    A connector's ``{key}.plugin.version`` is ignored when the converter comes from the worker config.
+    """
+    types = CONVERTER_TYPES[key]
+    vkey = version_key(key)
+    if config.get(key):
+        source, spec = config, config.get(vkey)
+        rng = to_version_range(spec) if spec is not None else packaged_version(plugins, connector, config[key], types)
+    else:
+        source, rng = worker, to_version_range(worker.get(vkey))
+    desc = plugins.find(source[key], types, rng)
     conv = desc.cls()
+    props = _sub_config(source, key + ".")
     if is_key is None:
         conv.configure(props)
     else:
         conv.configure(props, is_key)
-    return conv
+    return desc, conv
+
+
+def build_converter(plugins: Plugins, config: Mapping[str, str], worker: Mapping[str, str], key: str,
+                    is_key: bool | None) -> Any:
+    """The configured converter :func:`resolve_converter` selects."""
+    return resolve_converter(plugins, config, worker, key, is_key)[1]
 
 
 @dataclass
@@ -186,6 +323,8 @@ class TransformStage:
     transform: Transformation
     predicate: Predicate | None
     negate: bool
+    transform_desc: PluginDesc | None = None
+    predicate_alias: str | None = None
 
     def apply(self, record: ConnectRecord) -> ConnectRecord | None:
         if self.predicate is not None and self.predicate.test(record) == self.negate:
@@ -194,10 +333,16 @@ class TransformStage:
 
 
 class TransformationChain:
-    """The configured transformations, each gated by its predicate, applied in order."""
+    """The configured transformations, each gated by its predicate, applied in order.
 
-    def __init__(self, stages: list[TransformStage]) -> None:
+    ``predicates`` maps each configured predicate alias to its description and instance.
+    """
+
+    def __init__(self, stages: list[TransformStage],
+                 predicates: dict[str, tuple[PluginDesc | None, Predicate]] | None = None) -> None:
         self.stages = stages
+        self.predicates = predicates if predicates is not None else {
+            s.predicate_alias or s.alias: (None, s.predicate) for s in stages if s.predicate is not None}
 
     def apply(self, record: ConnectRecord) -> ConnectRecord | None:
         for stage in self.stages:
@@ -209,28 +354,63 @@ class TransformationChain:
     def close(self) -> None:
         for stage in self.stages:
             stage.transform.close()
-            if stage.predicate is not None:
-                stage.predicate.close()
+        for _, predicate in self.predicates.values():
+            predicate.close()
 
 
 def build_transformation_chain(plugins: Plugins, config: Mapping[str, str]) -> TransformationChain:
-    predicates: dict[str, Predicate] = {}
+    """The connector's transformations and predicates, each in the version its ``plugin.version`` selects,
+    configured from its ``transforms.<alias>.`` / ``predicates.<alias>.`` properties."""
+    predicates: dict[str, tuple[PluginDesc, Predicate]] = {}
     for alias in _alias_keys(config, "predicates"):
         prefix = f"predicates.{alias}."
-        p = plugins.find(config[prefix + "type"], ("predicate",)).cls()
-        p.configure({k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)})
-        predicates[alias] = p
+        desc = plugins.find(config[prefix + "type"], ("predicate",), config.get(prefix + PLUGIN_VERSION_SUFFIX))
+        p = desc.cls()
+        p.configure(_sub_config(config, prefix))
+        predicates[alias] = (desc, p)
     stages = []
     for alias in _alias_keys(config, "transforms"):
         prefix = f"transforms.{alias}."
-        t = plugins.find(config[prefix + "type"], ("transformation",)).cls()
-        t.configure({k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)})
+        desc = plugins.find(config[prefix + "type"], ("transformation",), config.get(prefix + PLUGIN_VERSION_SUFFIX))
+        t = desc.cls()
+        t.configure(_sub_config(config, prefix))
         pred_alias = config.get(prefix + "predicate")
         if pred_alias and pred_alias not in predicates:
             raise ConfigException(prefix + "predicate", pred_alias, "Predicate not found in 'predicates'")
-        stages.append(TransformStage(alias, t, predicates.get(pred_alias) if pred_alias else None,
-                                     config.get(prefix + "negate", "false").lower() == "true"))
-    return TransformationChain(stages)
+        stages.append(TransformStage(alias, t, predicates[pred_alias][1] if pred_alias else None,
+                                     config.get(prefix + "negate", "false").lower() == "true", desc,
+                                     pred_alias or None))
+    return TransformationChain(stages, dict(predicates))
+
+
+# -- plugin config definitions (GET /connector-plugins/{p}/config) -----------------------------------
+
+_PLUGIN_TYPES = "sink, source, converter, header_converter, transformation, predicate"
+
+
+def plugin_config_keys(plugins: Plugins, name: str, version: str | None = None) -> list[dict[str, Any]]:
+    """The ConfigKeyInfo list of a plugin's own configuration, in the version ``version`` selects
+    (``None`` or ``"latest"``: the newest), as ``GET /connector-plugins/{name}/config?version=`` answers.
+
+    Errors as Kafka Connect's: 404 ``Unknown plugin {name}.``, 400 ``Invalid version specification:
+    {version}``, 400 when no installed version matches, 400 for a class that is not a plugin.
+
+    >>> [k["name"] for k in plugin_config_keys(Plugins(), "FileStreamSink")]
+    ['file']
+    """
+    try:
+        rng = to_version_range(version)
+    except InvalidVersionSpecificationError:
+        raise BadRequestError(f"Invalid version specification: {version}") from None
+    try:
+        desc = plugins.find(name, None, rng)
+    except VersionedPluginLoadingError as e:
+        raise BadRequestError(str(e)) from None
+    except PluginNotFoundError:
+        if "." in name and import_class(name) is not None:
+            raise BadRequestError(f"Invalid plugin class {name}. Valid types are {_PLUGIN_TYPES}.") from None
+        raise NotFoundError(f"Unknown plugin {name}.") from None
+    return [config_key_info(k) for k in desc.cls().config_def().config_keys().values()]
 
 
 def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[str, str]:
@@ -248,5 +428,6 @@ def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[
     return overrides
 
 
-__all__ = ["Converter", "HeaderConverter", "TransformationChain", "build_converter", "build_transformation_chain",
-           "client_overrides", "connector_config_def", "validate_connector_config"]
+__all__ = ["CONNECTOR_VERSION", "Converter", "HeaderConverter", "TransformationChain", "build_converter",
+           "build_transformation_chain", "client_overrides", "connector_config_def", "plugin_config_keys",
+           "resolve_converter", "validate_connector_config", "version_key"]

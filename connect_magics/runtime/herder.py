@@ -14,23 +14,29 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from connect_magics.api.config import ConfigException
 from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
 from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError, NotFoundError
 from connect_magics.runtime.connector_config import (
     CONNECTOR_CLASS,
-    build_converter,
+    CONNECTOR_VERSION,
     build_transformation_chain,
     client_overrides,
     config_errors,
     connector_type,
     invalid_config_message,
+    resolve_converter,
     validate_connector_config,
 )
 from connect_magics.runtime.executor import Executor, TaskHandle
+from connect_magics.runtime.offsets import connector_store_spec, start_connector_store
+from connect_magics.runtime.plugin_metrics import TaskPlugins, connector_group, task_groups
 from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins, python_name
 from connect_magics.runtime.sink_runner import SinkTaskRunner
 from connect_magics.runtime.source_runner import SourceTaskRunner, StoreOffsetReader
 from connect_magics.runtime.task_runner import TaskId, TaskRunner, TaskServices
+from connect_magics.runtime.topic_creation import check_connector_config
+from connect_magics.runtime.topic_tracking import drop_unconsumed_topics
 from connect_magics.runtime.worker_config import WorkerConfig
 from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.offset_store import OffsetStore
@@ -61,6 +67,7 @@ class RunningConnector:
     desc: PluginDesc
     instance: Connector | None
     tasks: dict[int, tuple[TaskRunner, TaskHandle]] = field(default_factory=dict)
+    task_plugins: dict[int, TaskPlugins] = field(default_factory=dict)  # KIP-891: what each task runs
 
 
 def trace_of(e: BaseException) -> str:
@@ -118,6 +125,11 @@ class Herder:
         except PluginNotFoundError:
             return "unknown"
 
+    def _connector_desc(self, config: dict[str, str]) -> PluginDesc:
+        """KIP-891: the connector plugin in the version ``connector.plugin.version`` selects (newest if unset).
+        Raises PluginNotFoundError, VersionedPluginLoadingError or InvalidVersionSpecificationError."""
+        return self.plugins.find(config[CONNECTOR_CLASS], ("source", "sink"), config.get(CONNECTOR_VERSION))
+
     def connector_info(self, name: str) -> dict[str, Any]:
         cfg = self._config(name, "Connector {c} not found")
         tasks = self.configs.task_configs(name)
@@ -158,7 +170,7 @@ class Herder:
         if not config.get(CONNECTOR_CLASS):
             raise BadRequestError(f"Connector config {_java_map(config)} contains no connector type")
         return validate_connector_config(config, self.plugins, self.wc["connector.client.config.override.policy"],
-                                         self.wc.bool("topic.creation.enable"))
+                                         self.wc.bool("topic.creation.enable"), self.wc)
 
     def _validated(self, name: str, config: dict[str, Any]) -> dict[str, str]:
         if not isinstance(config, dict):
@@ -199,6 +211,8 @@ class Herder:
             if existed:
                 self._stop_connector(name)
             self.configs.put_connector_config(name, config)
+            if existed and self.wc.bool("topic.tracking.enable") and self._type(config) == "sink":
+                drop_unconsumed_topics(self.status, name, config)  # KIP-558, with its tasks stopped
             self._start_connector(name)
             return {**self.connector_info(name), "created": not existed}
 
@@ -273,8 +287,8 @@ class Herder:
 
     def _version_of(self, name: str) -> str | None:
         try:
-            return self.plugins.find(self.configs.connector_config(name)[CONNECTOR_CLASS]).version
-        except (PluginNotFoundError, KeyError, TypeError):
+            return self._connector_desc(self.configs.connector_config(name)).version
+        except (PluginNotFoundError, KeyError, TypeError, ValueError):
             return None
 
     # -- restart --------------------------------------------------------------------------------
@@ -338,8 +352,9 @@ class Herder:
         if config is None:
             return
         try:
-            desc = self.plugins.find(config[CONNECTOR_CLASS], ("source", "sink"))
-        except PluginNotFoundError as e:
+            desc = self._connector_desc(config)
+        except (PluginNotFoundError, ValueError) as e:  # not installed, no version in range, bad range
+            log.error("Connector %s cannot start: %s", name, e)
             self.status.put_connector(name, "FAILED", trace_of(e))
             return
         if target is TargetState.STOPPED:
@@ -350,9 +365,20 @@ class Herder:
         running = RunningConnector(name, desc, None, dict(keep_tasks or {}))
         self._running[name] = running
         try:
+            # KIP-158: invalid topic creation settings fail the connector and its tasks, with the
+            # ConfigException as trace (Kafka builds a SourceConnectorConfig for each of them).
+            check_connector_config(name, desc.type, config, self.wc.bool("topic.creation.enable"))
+        except ConfigException as e:
+            log.error("Connector %s failed to start", name, exc_info=True)
+            self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
+            for task in range(len(self.configs.task_configs(name))):
+                if task not in running.tasks:
+                    self.status.put_task(name, task, "FAILED", trace_of(e))
+            return
+        try:
             instance = desc.cls()
             instance.initialize(_Context(self, name))
-            instance.start(dict(config))
+            instance.start({k: v for k, v in config.items() if k != CONNECTOR_VERSION})  # KIP-891: removed
             running.instance = instance
         except Exception as e:  # noqa: BLE001
             log.error("Connector %s failed to start", name, exc_info=True)
@@ -399,16 +425,22 @@ class Herder:
         target = self.configs.target_state(name) or TargetState.STARTED
         task_id = TaskId(name, index)
         try:
-            task_cls = running.instance.task_class() if running.instance is not None else None
+            # KIP-891: versions are re-evaluated every time a task starts; the task class comes from the
+            # installation of the connector version selected now.
+            connector_desc = self._connector_desc(config)
+            task_cls = self.plugins.load_class(connector_desc, task_config.get("task.class", "")) \
+                or (running.instance.task_class() if running.instance is not None else None)
             task = task_cls()
             version = _version(task)
+            converters = {key: resolve_converter(self.plugins, config, self.wc, key, is_key, connector_desc)
+                          for key, is_key in (("key.converter", True), ("value.converter", False),
+                                              ("header.converter", None))}
+            chain = build_transformation_chain(self.plugins, config)
             common = dict(
                 task_id=task_id, task=task, task_config=task_config, connector_config=config,
                 services=self.services, target_state=target,
-                key_converter=build_converter(self.plugins, config, self.wc, "key.converter", True),
-                value_converter=build_converter(self.plugins, config, self.wc, "value.converter", False),
-                header_converter=build_converter(self.plugins, config, self.wc, "header.converter", None),
-                chain=build_transformation_chain(self.plugins, config), version=version)
+                key_converter=converters["key.converter"][1], value_converter=converters["value.converter"][1],
+                header_converter=converters["header.converter"][1], chain=chain, version=version)
             policy = self.wc["connector.client.config.override.policy"]
             if running.desc.type == "source":
                 runner: TaskRunner = SourceTaskRunner(
@@ -425,16 +457,40 @@ class Herder:
             log.error("Failed to start task %s", task_id, exc_info=True)
             self.status.put_task(name, index, "FAILED", trace_of(e))
             return
+        running.task_plugins[index] = TaskPlugins(
+            connector_desc, python_name(task_cls), version, {k: d for k, (d, _) in converters.items()},
+            {s.alias: s.transform_desc for s in chain.stages}, {a: d for a, (d, _) in chain.predicates.items()})
         handle = self.executor.submit(str(task_id), runner.run)
         running.tasks[index] = (runner, handle)
 
     def offset_stores_for(self, name: str) -> list[OffsetStore]:
         """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""
         stores = [self.offsets]
-        store = self._connector_offset_stores.get(name)
+        store = self.connector_offset_store(name)
         if store is not None:
             stores.append(store)
         return stores
+
+    # -- offsets (KIP-875) ----------------------------------------------------------------------------
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while offsets are altered or reset, so that no lifecycle change interleaves."""
+        return self._lock
+
+    def connector_offset_store(self, name: str) -> OffsetStore | None:
+        """The connector's own offsets store (see :func:`~connect_magics.runtime.offsets.connector_store_spec`),
+        started on first use and replaced when its config changed; None if it uses only the worker's."""
+        with self._lock:
+            config = self.configs.connector_config(name)
+            spec = connector_store_spec(config, self.wc) if config is not None else None
+            store = self._connector_offset_stores.get(name)
+            if store is not None and (spec is None or (store.topic, store.client_config) != spec):
+                self._connector_offset_stores.pop(name).stop()
+                store = None
+            if spec is not None and store is None:
+                store = start_connector_store(spec, self.wc)
+                self._connector_offset_stores[name] = store
+            return store
 
     def _stop_runners(self, entries: list[tuple[TaskRunner, TaskHandle]]) -> None:
         timeout = self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
@@ -489,6 +545,18 @@ class Herder:
         running = self._running.get(name)
         entry = running.tasks.get(task) if running else None
         return entry[0] if entry else None
+
+    def plugin_metrics(self) -> dict[str, dict[str, Any]]:
+        """KIP-891's class and version metrics of every connector and task of this worker (from memory)."""
+        groups: dict[str, dict[str, Any]] = {}
+        for name, running in list(self._running.items()):
+            status = self.status.connector(name)
+            groups.update(connector_group(name, running.desc, status.state if status else None))
+            for index in sorted(running.tasks):
+                task_plugins = running.task_plugins.get(index)
+                if task_plugins is not None:
+                    groups.update(task_groups(name, index, task_plugins))
+        return groups
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))

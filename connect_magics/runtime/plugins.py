@@ -1,20 +1,40 @@
-"""Plugin discovery and lookup: connectors, converters, header converters, transformations, predicates.
+"""Plugin discovery and lookup: connectors, converters, header converters, transformations, predicates,
+in as many versions as are installed (KIP-891).
 
-A plugin is found by its full class name (a Python path such as
-``connect_magics.connectors.file.FileStreamSourceConnector``, or the Kafka Java name it mirrors,
-such as ``org.apache.kafka.connect.file.FileStreamSourceConnector``) or by an alias: the simple
-class name, and for connectors also that name without its ``Connector`` suffix, as in Kafka Connect.
+Plugins come from three places, as in Kafka Connect:
+
+* the built-ins (``connect_magics.connectors``, the converters, transformations and predicates);
+* installed distributions declaring entry points in the group ``connect_magics.plugins`` (an entry
+  point names a class, ``pkg.mod:Class``, or a module whose plugin classes are all taken);
+* the worker's ``plugin.path``: each subdirectory, wheel or zip of a listed directory is one
+  installation, imported in isolation (see :mod:`connect_magics.runtime.plugin_loader`), so two
+  versions of one plugin with the same module names are both available.
+
+A plugin is found by its class name (a Python path such as ``mypkg.source.MySourceConnector``, or
+the Kafka Java name it mirrors, such as ``org.apache.kafka.connect.file.FileStreamSourceConnector``)
+or by an alias: the simple class name, and for connectors also that name without ``Connector``.
+A version range (:func:`~connect_magics.runtime.versions.connector_version_requirement`) picks the
+newest installed version inside it.
 
 >>> Plugins().find("FileStreamSource").type
+'source'
+>>> Plugins().find("FileStreamSource", version_range="[0.0.1,)").type
 'source'
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import inspect
+import logging
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from connect_magics.api.connector import SinkConnector, SourceConnector
 from connect_magics.api.converters import (
@@ -27,9 +47,26 @@ from connect_magics.api.converters import (
 )
 from connect_magics.api.predicates import BUILTIN_PREDICATES, Predicate
 from connect_magics.api.transforms import BUILTIN_TRANSFORMS, Transformation
+from connect_magics.runtime.plugin_loader import (
+    ARCHIVE_SUFFIXES,
+    Installation,
+    installation_of,
+    public_module_name,
+)
+from connect_magics.runtime.versions import ComparableVersion, VersionRange, connector_version_requirement
+
+log = logging.getLogger(__name__)
 
 #: The order of plugin types in listings (Kafka's ``ConnectorPluginsResource``).
 TYPE_ORDER = ("sink", "source", "transformation", "predicate", "converter", "header_converter")
+#: Kafka's ``PluginType`` enum order, the last tie-breaker of ``PluginDesc.compareTo``.
+_PLUGIN_TYPE_ENUM = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
+#: The entry point group installed distributions declare their plugins in.
+ENTRY_POINT_GROUP = "connect_magics.plugins"
+#: Kafka's ``PluginDesc.UNDEFINED_VERSION``: a plugin that cannot say its version.
+UNDEFINED_VERSION = "undefined"
+#: The suffix of every version config (``WorkerConfig.PLUGIN_VERSION_SUFFIX``).
+PLUGIN_VERSION_SUFFIX = "plugin.version"
 
 _JAVA_CONVERTERS = {
     JsonConverter: "org.apache.kafka.connect.json.JsonConverter",
@@ -41,6 +78,15 @@ _JAVA_CONVERTERS = {
 
 class PluginNotFoundError(LookupError):
     """No installed plugin has this class name or alias."""
+
+
+class VersionedPluginLoadingError(PluginNotFoundError):
+    """The plugin is installed, but in no version inside the requested range (Kafka's
+    ``VersionedPluginLoadingException``); ``available_versions`` lists the installed ones, ascending."""
+
+    def __init__(self, message: str, available_versions: list[str]) -> None:
+        super().__init__(message)
+        self.available_versions = available_versions
 
 
 def plugin_types(cls: type) -> list[str]:
@@ -62,19 +108,36 @@ def plugin_types(cls: type) -> list[str]:
 
 
 def python_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+    """A class's full Python name as its installation calls it (without the isolation prefix)."""
+    return f"{public_module_name(cls.__module__)}.{cls.__qualname__}"
 
 
 def plugin_version(cls: type) -> str:
+    """What ``cls().version()`` says, or ``"undefined"``."""
     try:
         return str(cls().version())
     except Exception:  # noqa: BLE001 - a plugin that cannot say
-        return "undefined"
+        return UNDEFINED_VERSION
+
+
+def declares_version(cls: type) -> bool:
+    """True if the class (not just connect_magics' API base class) implements ``version()``."""
+    owner = next((k for k in cls.__mro__ if "version" in vars(k)), None)
+    return owner is not None and not owner.__module__.startswith("connect_magics.api")
+
+
+@functools.lru_cache(maxsize=1024)
+def _comparable(version: str) -> ComparableVersion:
+    return ComparableVersion(version)
 
 
 @dataclass(frozen=True)
 class PluginDesc:
-    """One installed plugin: its class, the class name it is listed under, type, version, location."""
+    """One installed plugin version: class, the class name it is listed under, type, version, location.
+
+    Sorted as Kafka's ``PluginDesc.compareTo``: class name, Maven version order, classpath before
+    isolated, location, type.
+    """
 
     cls: type
     class_name: str
@@ -82,60 +145,226 @@ class PluginDesc:
     version: str
     location: str = "classpath"
     aliases: tuple[str, ...] = field(default=())
+    isolated: bool = False
 
     def to_json(self) -> dict[str, str]:
-        return {"class": self.class_name, "type": self.type, "version": self.version}
+        """``{"class", "type", "version"}``; ``version`` is left out when undefined, as Kafka does."""
+        out = {"class": self.class_name, "type": self.type}
+        if self.version != UNDEFINED_VERSION:
+            out["version"] = self.version
+        return out
+
+    def sort_key(self) -> tuple:
+        return (self.class_name, _comparable(self.version), self.isolated, self.location,
+                _PLUGIN_TYPE_ENUM.index(self.type))
+
+    def __lt__(self, other: PluginDesc) -> bool:
+        return self.sort_key() < other.sort_key()
+
+
+def to_version_range(spec: str | VersionRange | None) -> VersionRange | None:
+    """A configured version (``None``, ``"latest"``, a bare version or a Maven range) as a range.
+
+    Raises :class:`~connect_magics.runtime.versions.InvalidVersionSpecificationError` with Maven's message.
+
+    >>> str(to_version_range("1.2")), to_version_range("latest")
+    ('[1.2,1.2]', None)
+    """
+    if spec is None or isinstance(spec, VersionRange):
+        return spec
+    return connector_version_requirement(spec)
 
 
 class Plugins:
-    """The registry of installed plugins: built-ins plus any registered later."""
+    """The registry of installed plugins: built-ins, entry points, ``plugin.path`` installations, and
+    any registered later.
 
-    def __init__(self, extra: Iterable[type] = ()) -> None:
+    >>> plugins = Plugins(plugin_path="/opt/connect/plugins")                   # doctest: +SKIP
+    >>> plugins.find("VersionedSource", ("source",), "[1.0,2.0)").version         # doctest: +SKIP
+    '1.1.0'
+    """
+
+    def __init__(self, extra: Iterable[type] = (), plugin_path: str | Iterable[str] | None = None,
+                 entry_points: bool = True) -> None:
         self._plugins: list[PluginDesc] = []
         self._index: dict[str, list[PluginDesc]] = {}
+        self._lock = threading.RLock()
+        self.installations: list[Installation] = []
         for cls, names in _builtin_classes():
             self.register(cls, names)
+        if entry_points:
+            self._discover_entry_points()
+        for directory in _path_entries(plugin_path):
+            self.add_plugin_path(directory)
         for cls in extra:
             self.register(cls)
 
-    def register(self, cls: type, names: Iterable[str] = (), location: str = "classpath") -> list[PluginDesc]:
-        """Add a plugin class; ``names`` are further full class names it answers to (e.g. Kafka's)."""
+    # -- discovery ----------------------------------------------------------------------------------
+    def register(self, cls: type, names: Iterable[str] = (), location: str = "classpath",
+                 version: str | None = None, isolated: bool = False) -> list[PluginDesc]:
+        """Add a plugin class; ``names`` are further full class names it answers to (e.g. Kafka's).
+
+        ``version`` defaults to what ``cls().version()`` says.
+        """
         names = [*names, *getattr(cls, "ALIASES", ())]
-        class_name = next((n for n in names if "." in n), python_name(cls))
-        version = plugin_version(cls)
+        public = python_name(cls)
+        class_name = next((n for n in names if "." in n), public)
+        version = version if version is not None else plugin_version(cls)
         added = []
-        for type_ in plugin_types(cls):
-            simple = cls.__name__
-            aliases = {class_name, python_name(cls), simple, *names}
-            if type_ in ("sink", "source") and simple.endswith("Connector"):
-                aliases.add(simple[: -len("Connector")])
-            desc = PluginDesc(cls, class_name, type_, version, location, tuple(sorted(aliases)))
-            self._plugins.append(desc)
-            for alias in aliases:
-                self._index.setdefault(alias, []).append(desc)
-            added.append(desc)
+        with self._lock:
+            for type_ in plugin_types(cls):
+                if any(d.cls is cls and d.type == type_ for d in self._index.get(class_name, ())):
+                    continue
+                simple = cls.__name__
+                # Kafka's nested-class names answer to their short form too (ReplaceField$Value).
+                aliases = {class_name, public, simple, *names, *(n.rsplit(".", 1)[-1] for n in names)}
+                if type_ in ("sink", "source") and simple.endswith("Connector"):
+                    aliases.add(simple[: -len("Connector")])
+                desc = PluginDesc(cls, class_name, type_, version, location, tuple(sorted(aliases)), isolated)
+                self._plugins.append(desc)
+                for alias in aliases:
+                    self._index.setdefault(alias, []).append(desc)
+                added.append(desc)
         return added
 
-    def find(self, name: str, types: Iterable[str] | None = None) -> PluginDesc:
-        """The plugin with this class name or alias (of one of ``types``); import it if it is a Python path."""
+    def add_plugin_path(self, directory: str | Path) -> list[PluginDesc]:
+        """Install every plugin of one ``plugin.path`` directory: each subdirectory, wheel or zip in it is
+        one installation. A missing directory is logged and ignored, as Kafka Connect does."""
+        path = Path(directory)
+        if not path.is_dir():
+            log.error("Could not get listing for plugin path: %s (in plugin.path). Ignoring.", directory)
+            return []
+        added = []
+        for child in sorted(path.iterdir()):
+            if child.name.startswith((".", "__")):
+                continue
+            if child.is_dir() or (child.is_file() and child.suffix in ARCHIVE_SUFFIXES):
+                added += self.add_installation(child)
+        return added
+
+    def add_installation(self, location: str | Path) -> list[PluginDesc]:
+        """Load one plugin installation in isolation and register the plugins it ships.
+
+        Plugins are the ``connect_magics.plugins`` entry points of the ``*.dist-info`` it contains; without
+        any, every module it ships is imported and scanned for plugin classes.
+        """
+        inst = Installation(location)
+        self.installations.append(inst)
+        entry_points = [ep for dist in inst.distributions for ep in dist.entry_points
+                        if ep.group == ENTRY_POINT_GROUP]
+        classes: list[type] = []
+        if entry_points:
+            for ep in entry_points:
+                try:
+                    obj = inst.load_class(ep.value) if ":" in ep.value else inst.import_module(ep.value)
+                except Exception:  # noqa: BLE001 - one broken plugin must not hide the others
+                    log.warning("Plugin installation %s: entry point %s cannot be loaded; skipping it",
+                                inst.location, ep.value, exc_info=True)
+                    continue
+                classes += _plugin_classes(obj)
+        else:
+            for module in inst.walk_modules():
+                classes += _plugin_classes(module)
+        added = []
+        for cls in classes:
+            added += self.register(cls, location=str(inst.location), version=_isolated_version(cls, inst),
+                                   isolated=True)
+        if not added:
+            log.warning("Plugin installation %s contains no plugins", inst.location)
+        return added
+
+    def _discover_entry_points(self) -> None:
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                obj = ep.load()
+            except Exception:  # noqa: BLE001
+                log.warning("Entry point %s of %s cannot be loaded; skipping it", ep.value,
+                            ep.dist.name if ep.dist else "?", exc_info=True)
+                continue
+            dist_version = ep.dist.version if ep.dist is not None else None
+            for cls in _plugin_classes(obj):
+                version = None if declares_version(cls) or dist_version is None else dist_version
+                self.register(cls, version=version)
+
+    # -- lookup ----------------------------------------------------------------------------------------
+    def candidates(self, name: str, types: Iterable[str] | None = None) -> list[PluginDesc]:
+        """Every installed version of the plugin with this class name or alias, ascending; a Python path
+        not yet known is imported from the environment. Raises :class:`PluginNotFoundError`."""
         wanted = set(types) if types else None
-        found = [d for d in self._index.get(name, []) if wanted is None or d.type in wanted]
+        found = self._matching(name, wanted)
         if not found and "." in name:
-            cls = _import_class(name)
+            cls = import_class(name)
             if cls is not None and plugin_types(cls):
                 self.register(cls)
-                found = [d for d in self._index.get(name, []) if wanted is None or d.type in wanted]
+                found = self._matching(name, wanted)
         if not found:
             raise PluginNotFoundError(f"Class {name} could not be found.")
-        return found[-1]
+        return sorted(found)
+
+    def _matching(self, name: str, wanted: set[str] | None) -> list[PluginDesc]:
+        with self._lock:
+            found = [d for d in self._index.get(name, []) if wanted is None or d.type in wanted]
+        class_names = {d.class_name for d in found}
+        if len(class_names) > 1:  # an ambiguous alias: an exact class name wins, else the latest registered
+            keep = name if name in class_names else found[-1].class_name
+            found = [d for d in found if d.class_name == keep]
+        return found
+
+    def find(self, name: str, types: Iterable[str] | None = None,
+             version_range: str | VersionRange | None = None) -> PluginDesc:
+        """The plugin with this class name or alias (of one of ``types``): the newest installed version
+        inside ``version_range`` (``None`` or ``"latest"``: the newest of all).
+
+        Raises :class:`PluginNotFoundError` if it is not installed, :class:`VersionedPluginLoadingError`
+        if no installed version is in the range, and ``InvalidVersionSpecificationError`` for a bad range.
+        """
+        rng = to_version_range(version_range)
+        found = self.candidates(name, types)
+        if rng is None:
+            return found[-1]
+        if not rng.has_restrictions():  # a soft version: that one if installed, else the newest
+            exact = [d for d in found if _comparable(d.version) == rng.recommended_version]
+            return (exact or found)[-1]
+        matching = [d for d in found if rng.contains_version(_comparable(d.version))]
+        if not matching:
+            available = _distinct(d.version for d in found)
+            raise VersionedPluginLoadingError(
+                f"Plugin {found[-1].class_name} not found that matches the version range {rng}, available "
+                f"versions: [{', '.join(available)}]", available)
+        return matching[-1]
+
+    def versions(self, name: str, types: Iterable[str] | None = None) -> list[str]:
+        """The installed versions of a plugin, ascending and distinct (empty if it is not installed)."""
+        try:
+            return _distinct(d.version for d in self.candidates(name, types))
+        except PluginNotFoundError:
+            return []
+
+    def class_names(self, types: Iterable[str]) -> list[str]:
+        """The class names of every installed plugin of these types, sorted (for recommenders)."""
+        wanted = set(types)
+        with self._lock:
+            return sorted({d.class_name for d in self._plugins if d.type in wanted})
+
+    def load_class(self, desc: PluginDesc, qualified: str) -> type | None:
+        """Another class (e.g. a connector's task class) by name, from the installation of ``desc``."""
+        inst = installation_of(desc.cls.__module__)
+        try:
+            return inst.load_class(qualified) if inst is not None else import_class(qualified)
+        except (ImportError, AttributeError, ValueError):
+            return None
 
     def listing(self, connectors_only: bool = True) -> list[dict[str, str]]:
-        """Plugins as ``GET /connector-plugins`` lists them: by type, then class name, then version."""
+        """Plugins as ``GET /connector-plugins`` lists them: each version its own entry, by type (sink,
+        source, transformation, predicate, converter, header_converter), then class name, then ascending
+        version; the same (class, type, version) is listed once."""
+        with self._lock:
+            plugins = list(self._plugins)
         seen, out = set(), []
         for type_ in TYPE_ORDER:
             if connectors_only and type_ not in ("sink", "source"):
                 continue
-            for d in sorted((d for d in self._plugins if d.type == type_), key=lambda d: d.class_name):
+            for d in sorted(d for d in plugins if d.type == type_):
                 key = (d.class_name, d.type, d.version)
                 if key not in seen:
                     seen.add(key)
@@ -143,7 +372,37 @@ class Plugins:
         return out
 
 
-def _import_class(path: str) -> type | None:
+def _distinct(versions: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(versions))
+
+
+def _path_entries(plugin_path: str | Iterable[str] | None) -> list[str]:
+    if plugin_path is None:
+        return []
+    items = plugin_path.split(",") if isinstance(plugin_path, str) else plugin_path
+    return [str(p).strip() for p in items if str(p).strip()]
+
+
+def _plugin_classes(obj: Any) -> list[type]:
+    """A plugin class itself, or the concrete plugin classes a module defines."""
+    if inspect.isclass(obj):
+        return [obj] if plugin_types(obj) else []
+    if isinstance(obj, ModuleType):
+        return [c for c in vars(obj).values() if inspect.isclass(c) and c.__module__ == obj.__name__
+                and plugin_types(c) and not inspect.isabstract(c)]
+    return []
+
+
+def _isolated_version(cls: type, inst: Installation) -> str:
+    """``version()`` if the class implements it, else its distribution's version, else undefined."""
+    if declares_version(cls):
+        return plugin_version(cls)
+    dist = inst.distribution_of(cls.__module__)
+    return dist.version if dist is not None and dist.version else UNDEFINED_VERSION
+
+
+def import_class(path: str) -> type | None:
+    """The class at a dotted Python path in the environment, or None."""
     module, _, name = path.rpartition(".")
     try:
         obj = getattr(importlib.import_module(module), name)

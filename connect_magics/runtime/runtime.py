@@ -17,6 +17,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect_magics.runtime.executor import Executor, ThreadExecutor
 from connect_magics.runtime.herder import Herder
+from connect_magics.runtime.metrics import MetricsRegistry
 from connect_magics.runtime.plugins import Plugins
 from connect_magics.runtime.worker_config import WorkerConfig
 from connect_magics.storage.config_store import ConfigStore
@@ -43,7 +44,7 @@ class ConnectRuntime:
                  executor: str | Executor = "threads", plugins: Plugins | None = None) -> None:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
         self.spark = spark
-        self.plugins = plugins or Plugins()
+        self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         wc = self.worker_config
         client = wc.client_config()
@@ -62,11 +63,14 @@ class ConnectRuntime:
         self.offset_store = OffsetStore(wc["offset.storage.topic"], client)
         self.status_store = StatusStore(wc["status.storage.topic"], client, wc.worker_id, wc.retry_policy,
                                         wc.int("status.storage.request.timeout.ms"))
+        self.metrics_registry = MetricsRegistry()  # other parts add their groups: see runtime/metrics.py
+        self.metrics_registry.register("status-store", self.status_store.metrics)
         self._stores = [self.config_store, self.offset_store, self.status_store]
         for store in self._stores:
             store.start()
         self.herder = Herder(wc, self.plugins, self.config_store, self.offset_store, self.status_store,
                              self.executor)
+        self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.herder.start()
 
     def _executor(self, name: str) -> Executor:
@@ -133,10 +137,6 @@ class ConnectRuntime:
     def restart_task(self, name: str, task_id: int) -> None:
         self.herder.restart_task(name, task_id)
 
-    # -- plugins ------------------------------------------------------------------------------------
-    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
-        return self.plugins.listing(connectors_only)
-
     # -- lifecycle ------------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop every task (committing offsets), flush statuses, and close the clients."""
@@ -151,3 +151,217 @@ class ConnectRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- topic creation (KIP-158) -----------------------------------------------------------------
+    # Everything below serves the explain API and the record of created topics; the rules are in
+    # runtime/topic_creation.py, the admin calls in runtime/topic_admin.py (docs/topic-creation.md).
+
+    def explain_topic_creation(self, config_or_connector_name: str | Mapping[str, Any],
+                               topics: list[str] | tuple[str, ...] | None = None,
+                               include_existing: bool = True) -> dict[str, Any]:
+        """Which topic creation group each topic matches and why, and what it would be created with.
+
+        ``config_or_connector_name`` is a connector config (a dict, nothing is created) or the name of
+        an existing connector. ``topics`` are names to explain first; with ``include_existing`` the
+        broker's existing topics follow. The answer has ``connector``, ``type``, ``enabled``, ``reason``,
+        ``groups`` (in the order they are tried), ``broker_defaults`` (what ``-1`` stands for), ``topics``
+        (per topic: ``group``, ``included_by``, ``excluded_by``, ``reason``, ``groups_tried``,
+        ``partitions``, ``replication_factor``, ``configs``, ``settings_from``, ``exists``, ``action``,
+        ``effective_partitions``, ``effective_replication_factor``, ``broker_check``,
+        ``created_by_connector``) and ``created_topics`` (names this connector created).
+        Invalid settings or topic names raise a 400 naming them; an unknown connector a 404.
+
+        Example::
+
+            >>> rt.explain_topic_creation({"connector.class": "SequenceSource",  # doctest: +SKIP
+            ...     "topic.creation.default.partitions": "3", "topic.creation.default.replication.factor": "1"},
+            ...     topics=["orders"], include_existing=False)["topics"][0]["partitions"]
+            3
+        """
+        from connect_magics.errors import BadRequestError
+        from connect_magics.runtime.topic_admin import explain_topics
+        from connect_magics.runtime.topic_creation import (
+            TopicCreation,
+            TopicCreationConfigError,
+            inactive_reason,
+            topic_name_error,
+        )
+
+        name: str | None = None
+        if isinstance(config_or_connector_name, str):
+            name = config_or_connector_name
+            config = self.herder.connector_config(name)
+        elif isinstance(config_or_connector_name, Mapping):
+            config = {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+                      for k, v in config_or_connector_name.items()}
+        else:
+            raise BadRequestError("config_or_connector_name must be a connector config (dict) or a connector "
+                                  f"name (str), not {type(config_or_connector_name).__name__}")
+        if topics is None:
+            topics = []
+        elif isinstance(topics, (str, bytes)) or not isinstance(topics, (list, tuple)):
+            raise BadRequestError(f"topics must be a list of topic names, not {type(topics).__name__}")
+        for topic in topics:
+            problem = topic_name_error(topic)
+            if problem is not None:
+                raise BadRequestError(f"Invalid value {topic!r} in topics: {problem}")
+        ctype = self.herder._type(config)
+        worker_enabled = self.worker_config.bool("topic.creation.enable")
+        try:
+            topic_creation = (TopicCreation.EMPTY if ctype == "sink" else
+                              TopicCreation.from_connector_config(config, worker_enabled, lambda message: None))
+        except TopicCreationConfigError as e:
+            raise BadRequestError(f"Connector configuration has {len(e.errors)} invalid topic creation "
+                                  f"setting(s):\n{e}") from None
+        created = self.status_store.created_topics(name) if name is not None else {}
+        answer = explain_topics(self.admin, topic_creation, inactive_reason(config, worker_enabled, ctype),
+                                topics, include_existing, created)
+        return {"connector": name, "type": ctype, **answer, "created_topics": sorted(created)}
+
+    def created_topics(self, name: str) -> list[dict[str, Any]]:
+        """The topics this connector's tasks created, with how: ``name``, ``connector``, ``task``, ``group``,
+        ``partitions``, ``replication_factor``, ``configs``, ``createdTimestamp`` (ms). Recorded in the
+        status topic, so a new runtime on the same group knows them; forgotten when the connector is
+        deleted. Topics that already existed are not listed.
+
+        Example::
+
+            >>> [t["name"] for t in rt.created_topics("orders-source")]  # doctest: +SKIP
+            ['orders']
+        """
+        self.herder.connector_config(name)  # 404 for an unknown connector
+        return list(self.status_store.created_topics(name).values())
+
+    # -- offsets (KIP-875) --------------------------------------------------------------------------
+    def get_offsets(self, name: str) -> dict[str, list[dict[str, Any]]]:
+        """The connector's offsets, as ``GET /connectors/{name}/offsets`` answers them.
+
+        >>> rt.get_offsets("lines")  # doctest: +SKIP
+        {'offsets': [{'partition': {'filename': '/tmp/in.txt'}, 'offset': {'position': 1234}}]}
+        """
+        from connect_magics.runtime.offsets import get_offsets
+
+        return get_offsets(self.herder, name)
+
+    def alter_offsets(self, name: str, body: Mapping[str, Any]) -> dict[str, str]:
+        """Change the offsets of some partitions of a STOPPED connector (a null offset resets one).
+
+        >>> rt.stop_connector("sink")  # doctest: +SKIP
+        >>> rt.alter_offsets("sink", {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0},
+        ...                                        "offset": {"kafka_offset": 10}}]})  # doctest: +SKIP
+        {'message': 'The offsets for this connector have been altered successfully'}
+        """
+        from connect_magics.runtime.offsets import alter_offsets
+
+        return alter_offsets(self.herder, name, body)
+
+    def reset_offsets(self, name: str) -> dict[str, str]:
+        """Forget every offset of a STOPPED connector (idempotent); it starts from the beginning when resumed.
+
+        >>> rt.reset_offsets("lines")["message"]  # doctest: +SKIP
+        'The offsets for this connector have been reset successfully'
+        """
+        from connect_magics.runtime.offsets import reset_offsets
+
+        return reset_offsets(self.herder, name)
+
+    def offsets_frame(self, name: str) -> Any:
+        """The connector's offsets as a pandas DataFrame: one row per partition, a column per partition
+        field and per offset field (sink: ``kafka_topic``, ``kafka_partition``, ``kafka_offset``).
+
+        >>> df = rt.offsets_frame("lines")  # doctest: +SKIP
+        >>> df.loc[0, "position"] = 0; rt.alter_offsets_from_frame("lines", df)  # doctest: +SKIP
+        """
+        from connect_magics.spark.offsets_frame import offsets_to_frame
+
+        sink = self.herder.connector_info(name)["type"] == "sink"
+        return offsets_to_frame(self.get_offsets(name), sink=sink, connector=name)
+
+    def alter_offsets_from_frame(self, name: str, frame: Any, partition_columns: list[str] | None = None,
+                                 offset_columns: list[str] | None = None) -> dict[str, str]:
+        """Alter the offsets to the rows of a pandas or Spark DataFrame (see :meth:`offsets_frame`); a row
+        whose offset columns are all null resets that partition. Which columns are partition fields comes
+        from the frame's metadata, else the arguments, else the connector's current offsets."""
+        from connect_magics.spark.offsets_frame import frame_to_request
+
+        return self.alter_offsets(name, frame_to_request(frame, partition_columns, offset_columns,
+                                                         known=lambda: self.get_offsets(name)))
+
+    # -- topics and metrics (KIP-558, KIP-1278) -----------------------------------------------------
+    # Status calls: answered from memory, never waiting on the broker (docs/status-and-topics.md).
+
+    def connector_topics(self, name: str) -> dict[str, dict[str, list[str]]]:
+        """The topics connector ``name`` has used since it was created or its topics were last reset, as
+        ``GET /connectors/{name}/topics`` answers them. Like Kafka Connect there is no existence check
+        (an unknown connector has no topics); 403 when ``topic.tracking.enable`` is false.
+
+        >>> rt.connector_topics("orders-sink")  # doctest: +SKIP
+        {'orders-sink': {'topics': ['orders']}}
+        """
+        from connect_magics.runtime.topic_tracking import check_allowed
+
+        self._check_topics_name(name)
+        check_allowed(self.worker_config)
+        return {name: {"topics": self.status_store.topics(name)}}
+
+    def reset_connector_topics(self, name: str) -> None:
+        """Forget the topics connector ``name`` has used (a tombstone for each in the status topic), as
+        ``PUT /connectors/{name}/topics/reset`` (202). No existence check; 403 when topic tracking, or
+        resetting it (``topic.tracking.allow.reset``), is disabled.
+
+        >>> rt.reset_connector_topics("orders-sink"); rt.connector_topics("orders-sink")  # doctest: +SKIP
+        {'orders-sink': {'topics': []}}
+        """
+        from connect_magics.runtime.topic_tracking import check_allowed
+
+        self._check_topics_name(name)
+        check_allowed(self.worker_config, reset=True)
+        self.status_store.reset_topics(name)
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """Every metric group contributed to :attr:`metrics_registry`, as ``{group: {metric: value}}``,
+        including KIP-1278's ``status-backing-store-metrics``.
+
+        >>> rt.metrics()["status-backing-store-metrics"]  # doctest: +SKIP
+        {'status-update-retry-total': 0, 'status-update-failure-total': 0, 'status-update-success-total': 7}
+        """
+        return self.metrics_registry.collect()
+
+    @staticmethod
+    def _check_topics_name(name: object) -> None:
+        from connect_magics.errors import BadRequestError
+
+        if not isinstance(name, str):
+            raise BadRequestError(f"Invalid connector name {name!r}: must be a string, not {type(name).__name__}")
+    # -- end of topics and metrics ------------------------------------------------------------------
+
+    # -- plugins and versions (KIP-891) -------------------------------------------------------------
+    # Discovery, isolation and selection are in runtime/plugins.py and runtime/plugin_loader.py, version
+    # configs and validation in runtime/connector_config.py, metrics in runtime/plugin_metrics.py
+    # (docs/plugins.md).
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
+        """The installed plugins as ``GET /connector-plugins`` lists them: one entry per version, by type
+        (sink, source, then with ``connectors_only=False`` transformation, predicate, converter,
+        header_converter), class name and ascending version.
+
+        >>> rt.connector_plugins()[:2]  # doctest: +SKIP
+        [{'class': 'vplug.sink.VersionedSinkConnector', 'type': 'sink', 'version': '1.0.0'},
+         {'class': 'vplug.sink.VersionedSinkConnector', 'type': 'sink', 'version': '2.0.0'}]
+        """
+        return self.plugins.listing(connectors_only)
+
+    def connector_plugin_config(self, plugin: str, version: str | None = None) -> list[dict[str, Any]]:
+        """The config definitions (ConfigKeyInfo) of a plugin in one version, as
+        ``GET /connector-plugins/{plugin}/config?version=`` answers; ``None`` or ``"latest"``: the newest.
+
+        404 ``Unknown plugin {plugin}.``; 400 ``Invalid version specification: {version}``; 400 when no
+        installed version matches.
+
+        >>> [k["name"] for k in rt.connector_plugin_config("VersionedSource", version="2.0.0")]  # doctest: +SKIP
+        ['topic', 'interval.ms', 'greeting']
+        """
+        from connect_magics.runtime.connector_config import plugin_config_keys
+
+        return plugin_config_keys(self.plugins, plugin, version)
+    # -- end of plugins and versions ------------------------------------------------------------------

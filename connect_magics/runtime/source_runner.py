@@ -11,15 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.task_runner import TaskRunner
+from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.runtime.topic_creation import TopicCreation
 from connect_magics.storage.kafka_log import client_logger
-from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format
+from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +98,15 @@ class SourceTaskRunner(TaskRunner):
         self.flush_interval = wc.int("offset.flush.interval.ms") / 1000
         self.flush_timeout = wc.int("offset.flush.timeout.ms") / 1000
         self.track_topics = wc.bool("topic.tracking.enable")
+        # Warnings about these settings were logged when the connector started; don't repeat them per task.
         self.topic_creation = TopicCreation.from_connector_config(self.connector_config,
-                                                                  wc.bool("topic.creation.enable"))
+                                                                  wc.bool("topic.creation.enable"), log.debug)
         self.submitted = SubmittedRecords()
         self._send_error: BaseException | None = None
         self._last_commit = time.monotonic()
-        self._known_topics: set[str] = set()
+        self._known_topics: set[str] = set()  # KIP-158's per-task cache of topics known to exist
         self._admin: AdminClient | None = None
+        self._retry: list[SourceRecord] | None = None  # records to send again after a retriable failure
         self._producer: Producer | None = None
         self.records_sent = 0
 
@@ -117,11 +120,14 @@ class SourceTaskRunner(TaskRunner):
             self._maybe_commit()
             return
         self._check_send_error()
-        try:
-            records = self.task.poll()
-        except RetriableException:
-            log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
-            records = None
+        if self._retry is not None:
+            records, self._retry = self._retry, None
+        else:
+            try:
+                records = self.task.poll()
+            except RetriableException:
+                log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
+                records = None
         if records:
             self._send(records)
         self._producer.poll(0)
@@ -130,7 +136,7 @@ class SourceTaskRunner(TaskRunner):
     def _send(self, records: list[SourceRecord]) -> None:
         produce, chain = self._producer.produce, self.chain
         kconv, vconv = self.key_converter, self.value_converter
-        for record in records:
+        for index, record in enumerate(records):
             try:
                 out = chain.apply(record)
                 if out is None:
@@ -148,7 +154,15 @@ class SourceTaskRunner(TaskRunner):
                     continue
                 raise
             if topic not in self._known_topics:
-                self._ensure_topic(topic)
+                try:
+                    self._ensure_topic(topic)
+                except RetriableException:
+                    log.warning("Task %s failed to send record to topic '%s'. Backing off before retrying: ",
+                                self.id, topic, exc_info=True)
+                    self._retry = records[index:]
+                    with self._cond:
+                        self._cond.wait(0.1)  # Kafka's SEND_FAILED_BACKOFF_MS; stop() wakes it up
+                    return
             sub = self.submitted.submit(record.source_partition, record.source_offset)
             kwargs: dict[str, Any] = {}
             if out.kafka_partition is not None:
@@ -188,35 +202,29 @@ class SourceTaskRunner(TaskRunner):
 
     # -- topic creation (KIP-158) ----------------------------------------------------------------
     def _ensure_topic(self, topic: str) -> None:
+        """Kafka's ``maybeCreateTopic``: before the first send to ``topic``, create it if it is missing."""
         if not self.topic_creation.enabled:
             self._known_topics.add(topic)
             return
+        log.info("The task will send records to topic '%s' for the first time. Checking whether topic exists",
+                 topic)
         if self._admin is None:
             self._admin = AdminClient({**self.admin_config, "logger": client_logger("admin")})
-        md = self._admin.list_topics(topic, timeout=30)
-        existing = md.topics.get(topic)
-        if existing is not None and existing.error is None:
+        if describe_topic(self._admin, topic, self.admin_config):
+            log.info("Topic '%s' already exists.", topic)
             self._known_topics.add(topic)
             return
-        spec = self.topic_creation.new_topic(topic)
-        new = NewTopic(topic, num_partitions=spec.partitions, replication_factor=spec.replication_factor,
-                       config=dict(spec.configs))
-        try:
-            self._admin.create_topics([new], request_timeout=30)[topic].result(60)
-            log.info("Task %s created topic %s with %s", self.id, topic, spec)
-        except KafkaException as e:
-            err = e.args[0]
-            if err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                pass
-            elif err.code() in (KafkaError.INVALID_CONFIG, KafkaError.INVALID_REPLICATION_FACTOR,
-                                KafkaError.INVALID_PARTITIONS, KafkaError.POLICY_VIOLATION):
-                raise ConnectException(f"Unable to create topic(s) '{topic}': {err.str()}") from e
-            elif err.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-                raise ConnectException(f"Task failed to create new topic {new_topic_str(spec)}. Ensure that the "
-                                       "task is authorized to create topics or that the topic exists and restart "
-                                       "the task") from e
-            else:
-                raise ConnectException(f"Error while attempting to create/find topic(s) '{topic}'") from e
+        log.info("Creating topic '%s'", topic)
+        group = self.topic_creation.find_first_group(topic)
+        outcome = create_or_find_topic(self._admin, group, topic, self.admin_config)
+        spec = group.new_topic(topic)
+        if outcome == "created":
+            log.info("Created topic '%s' using creation group %s", spec.to_java_string(), group.name)
+            self.services.status.put_created_topic(self.id.connector, topic, {
+                "task": self.id.task, "group": group.name, "partitions": spec.partitions,
+                "replication_factor": spec.replication_factor, "configs": spec.configs})
+        else:
+            log.info("Found existing topic '%s'", spec.to_java_string())
         self._known_topics.add(topic)
 
     # -- offsets ----------------------------------------------------------------------------------
@@ -247,7 +255,7 @@ class SourceTaskRunner(TaskRunner):
                     log.warning("Task %s: commit() raised", self.id, exc_info=True)
             done.set()
 
-        self.offset_stores[-1].write(self.id.connector, offsets, written)
+        write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout)
         if wait:
             deadline = time.monotonic() + self.flush_timeout
             while not done.is_set() and time.monotonic() < deadline:
@@ -264,7 +272,3 @@ class SourceTaskRunner(TaskRunner):
         if self._producer is not None:
             self._producer.flush(self.flush_timeout)
 
-
-def new_topic_str(spec: Any) -> str:
-    return (f"NewTopic(name={spec.name}, numPartitions={spec.partitions}, "
-            f"replicationFactor={spec.replication_factor}, replicasAssignments=null, configs={spec.configs})")

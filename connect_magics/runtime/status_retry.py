@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from connect_magics.api.config import ConfigException
+
 __all__ = [
     "BACKOFF_MULTIPLIER_CONFIG",
     "INITIAL_BACKOFF_MS_CONFIG",
@@ -42,6 +44,7 @@ __all__ = [
     "METRIC_RETRY_TOTAL",
     "METRIC_SUCCESS_TOTAL",
     "DoneCallback",
+    "FailureCallback",
     "RetryConfigError",
     "RetryLogEntry",
     "RetryPolicy",
@@ -70,12 +73,16 @@ DoneCallback = Callable[[BaseException | None], None]
 SendFunction = Callable[[str, bytes | None, DoneCallback], None]
 """Asynchronous write of one status record: ``send(key, value, on_done)``."""
 
+FailureCallback = Callable[[str, bytes | None], None]
+"""Told about a value that was given up (retries exhausted or a non-retriable error): ``(key, value)``."""
+
 
 # --------------------------------------------------------------------------- configuration
 
 
-class RetryConfigError(ValueError):
-    """An invalid ``status.storage.retry.*`` value, worded like Kafka's ``ConfigException``.
+class RetryConfigError(ConfigException):
+    """An invalid ``status.storage.retry.*`` value: a :class:`~connect_magics.api.config.ConfigException`
+    (hence a ``ValueError``) worded like Kafka's, whose ``key`` (also ``name``) is the offending setting.
 
     >>> str(RetryConfigError("status.storage.retry.jitter.factor", 1.5, "Value must be no more than 1.0"))
     'Invalid value 1.5 for configuration status.storage.retry.jitter.factor: Value must be no more than 1.0'
@@ -85,8 +92,9 @@ class RetryConfigError(ValueError):
         self.key = key
         self.value = value
         self.reason = reason
+        self.name = key
         message = f"Invalid value {_java_str(value)} for configuration {key}"
-        super().__init__(f"{message}: {reason}" if reason else message)
+        ValueError.__init__(self, f"{message}: {reason}" if reason else message)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.key, self.value, self.reason))
@@ -304,6 +312,10 @@ class StatusSender:
     ``on_done`` may be called from any thread, at most once per call of ``send`` (later calls are
     ignored). Do not call :meth:`flush` or :meth:`close` from ``send`` or ``on_done``.
 
+    ``on_failure(key, value)``, if given, is called (without the sender's lock held, on the thread
+    that completed the write) for each value given up after a failed write, so that the owner can
+    undo what it assumed; it is the newest value of its key at the time the write was given up.
+
     >>> written = {}
     >>> def send(key, value, on_done):
     ...     written[key] = value
@@ -329,8 +341,10 @@ class StatusSender:
         clock: Callable[[], float] = time.monotonic,
         name: str = "status-store-retry",
         retry_log_size: int = 1024,
+        on_failure: FailureCallback | None = None,
     ) -> None:
         self._send = send
+        self._on_failure = on_failure
         self.policy = policy
         self._is_retriable = is_retriable
         self._log = logger
@@ -519,6 +533,7 @@ class StatusSender:
             except Exception:
                 self._log.exception("is_retriable raised for the status update of key %s", key)
                 retriable = False
+        given_up = False
         # Log while holding the lock so that a record is out before flush() can return.
         with self._cond:
             if attempt.done:
@@ -534,6 +549,7 @@ class StatusSender:
                 self._superseded += 1  # a newer value follows; never retry the older one
             elif not retriable:
                 self._failures += 1
+                given_up = True
                 self._log.error(
                     "Failed to write the status update for key %s (non-retriable error); dropping it: %r",
                     key,
@@ -541,6 +557,7 @@ class StatusSender:
                 )
             elif self._closed or entry.attempt >= self.policy.max_retries:
                 self._failures += 1
+                given_up = True
                 self._log.error(
                     "Failed to write the status update for key %s after %d retries%s; dropping it: %r",
                     key,
@@ -549,20 +566,27 @@ class StatusSender:
                     err,
                 )
             else:
-                self._schedule_retry(key, entry, err)
+                given_up = not self._schedule_retry(key, entry, err)
+            value = entry.value
             if superseded and not self._closed:
                 self._queue_ready(key, entry)
             elif entry.token is None:
                 del self._entries[key]
             self._cond.notify_all()
+        if given_up and self._on_failure is not None:
+            try:
+                self._on_failure(key, value)
+            except Exception:
+                self._log.exception("on_failure raised for the status update of key %s", key)
 
-    def _schedule_retry(self, key: str, entry: _Entry, err: BaseException) -> None:
+    def _schedule_retry(self, key: str, entry: _Entry, err: BaseException) -> bool:
+        """Schedule the next retry of ``key``; False if it had to be given up instead."""
         try:
             delay = backoff_ms(self.policy, entry.attempt, float(self._rand()))
         except Exception:
             self._failures += 1
             self._log.exception("Cannot schedule a retry of the status update for key %s; dropping it", key)
-            return
+            return False
         now = self._clock()
         self.retry_log.append(RetryLogEntry(key, entry.attempt, delay, now))
         self._retries += 1
@@ -579,3 +603,4 @@ class StatusSender:
             delay,
             err,
         )
+        return True

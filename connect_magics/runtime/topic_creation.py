@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from connect_magics.api.config import ConfigException
 from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex
 
 __all__ = [
@@ -55,6 +56,9 @@ __all__ = [
     "TopicCreation",
     "TopicCreationConfigError",
     "TopicCreationGroup",
+    "check_connector_config",
+    "inactive_reason",
+    "topic_name_error",
     "uses_topic_creation",
     "validate_topic_creation",
 ]
@@ -94,8 +98,9 @@ def uses_topic_creation(connector_config: Mapping[str, str], worker_enabled: boo
     return worker_enabled and any(key.startswith(TOPIC_CREATION_PREFIX) for key in connector_config)
 
 
-class TopicCreationConfigError(ValueError):
-    """Invalid topic creation settings; ``errors`` holds every ``(config key, message)`` found.
+class TopicCreationConfigError(ConfigException):
+    """Invalid topic creation settings (a :class:`ConfigException`, as Kafka's ``SourceConnectorConfig``
+    throws); ``errors`` holds every ``(config key, message)`` found and ``name`` is the first key.
 
     Example::
 
@@ -109,6 +114,7 @@ class TopicCreationConfigError(ValueError):
     def __init__(self, errors: Iterable[tuple[str, str]]):
         self.errors: list[tuple[str, str]] = list(errors)
         super().__init__("\n".join(message for _, message in self.errors))
+        self.name = self.errors[0][0] if self.errors else ""
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,18 @@ class NewTopicSpec:
     replication_factor: int
     configs: dict[str, str] = field(default_factory=dict, hash=False)
 
+    def to_java_string(self) -> str:
+        """How Kafka's ``NewTopic.toString()`` shows it (used in the reference's error messages).
+
+        Example::
+
+            >>> NewTopicSpec("orders", 5, 3, {"cleanup.policy": "compact"}).to_java_string()
+            '(name=orders, numPartitions=5, replicationFactor=3, replicasAssignments=null, configs={cleanup.policy=compact})'
+        """
+        configs = ", ".join(f"{k}={v}" for k, v in self.configs.items())
+        return (f"(name={self.name}, numPartitions={self.partitions}, replicationFactor={self.replication_factor}, "
+                f"replicasAssignments=null, configs={{{configs}}})")
+
 
 @dataclass(frozen=True)
 class TopicCreationGroup:
@@ -133,7 +151,8 @@ class TopicCreationGroup:
 
     ``matches`` is Kafka's rule: the include patterns joined with ``|`` must match the whole topic name
     and the exclude patterns joined with ``|`` must not. An empty list is the empty pattern, which only
-    matches the empty name, so a group without ``include`` matches no topic.
+    matches the empty name, so a group without ``include`` matches no topic. ``inherited`` names the
+    settings (``partitions``, ``replication.factor``) this group takes from the ``default`` group.
 
     Example::
 
@@ -148,6 +167,7 @@ class TopicCreationGroup:
     partitions: int
     replication_factor: int
     topic_configs: dict[str, str] = field(default_factory=dict, hash=False)
+    inherited: frozenset[str] = field(default=frozenset(), repr=False, compare=False, hash=False)
     _include_rx: re.Pattern[str] = field(init=False, repr=False, compare=False, hash=False)
     _exclude_rx: re.Pattern[str] = field(init=False, repr=False, compare=False, hash=False)
 
@@ -155,6 +175,7 @@ class TopicCreationGroup:
         object.__setattr__(self, "include", tuple(self.include))
         object.__setattr__(self, "exclude", tuple(self.exclude))
         object.__setattr__(self, "topic_configs", dict(self.topic_configs))
+        object.__setattr__(self, "inherited", frozenset(self.inherited))
         object.__setattr__(self, "_include_rx", compile_java_regex("|".join(self.include)))
         object.__setattr__(self, "_exclude_rx", compile_java_regex("|".join(self.exclude)))
 
@@ -202,6 +223,36 @@ class TopicCreationGroup:
     def new_topic(self, topic: str) -> NewTopicSpec:
         """The settings to create ``topic`` with, from this group."""
         return NewTopicSpec(topic, self.partitions, self.replication_factor, dict(self.topic_configs))
+
+    def config_key(self, setting: str) -> str:
+        """The connector config key a setting of this group comes from (the ``default`` group's key
+        when inherited).
+
+        Example::
+
+            >>> g = TopicCreationGroup("g", ("x",), (), 5, 1, {}, inherited={"partitions"})
+            >>> g.config_key("partitions"), g.config_key("replication.factor")
+            ('topic.creation.default.partitions', 'topic.creation.g.replication.factor')
+        """
+        group = DEFAULT_GROUP if setting in self.inherited else self.name
+        return f"{TOPIC_CREATION_PREFIX}{group}.{setting}"
+
+    def settings_from(self) -> dict[str, str]:
+        """Each setting this group creates topics with → the connector config key it comes from."""
+        settings = [PARTITIONS_CONFIG, REPLICATION_FACTOR_CONFIG, *self.topic_configs]
+        return {setting: self.config_key(setting) for setting in settings}
+
+    def describe(self) -> dict[str, Any]:
+        """The group as plain data (for the explain API and widgets)."""
+        return {
+            "group": self.name,
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+            "configs": dict(self.topic_configs),
+            "settings_from": self.settings_from(),
+        }
 
 
 def _matching_pattern(patterns: tuple[str, ...], topic: str) -> str:
@@ -296,7 +347,9 @@ class TopicCreation:
         """For each topic: the group it gets, why, and the settings it would be created with.
 
         Each entry has ``topic``, ``group`` (None when not enabled), ``partitions``,
-        ``replication_factor``, ``configs``, ``reason`` and ``groups_tried``: the
+        ``replication_factor``, ``configs``, ``settings_from`` (setting → the config key it comes from,
+        showing inheritance from ``default``), ``included_by``/``excluded_by`` (of the group that applied,
+        when a listed group did), ``reason`` and ``groups_tried``: the
         :meth:`TopicCreationGroup.explain` of every group tried, in order, up to the one that applied.
 
         Example::
@@ -318,12 +371,16 @@ class TopicCreation:
                 "partitions": None,
                 "replication_factor": None,
                 "configs": {},
+                "settings_from": {},
+                "included_by": None,
+                "excluded_by": None,
                 "reason": "topic creation is not in use for this connector, so Connect will not create the "
                 "topic (it must exist already or be auto-created by the broker)",
                 "groups_tried": [],
             }
         tried = []
         chosen = self._default_group
+        verdict: dict[str, Any] = {}
         for group in self._groups:
             verdict = group.explain(topic)
             tried.append(verdict)
@@ -332,7 +389,8 @@ class TopicCreation:
                 reason = f"group {group.name!r}: {verdict['reason']}"
                 break
         else:
-            tried.append(self._default_group.explain(topic))
+            verdict = self._default_group.explain(topic)
+            tried.append(verdict)
             listed = ", ".join(repr(g.name) for g in self._groups)
             reason = (
                 f"no listed group ({listed}) matches, so the {DEFAULT_GROUP!r} group applies"
@@ -345,6 +403,9 @@ class TopicCreation:
             "partitions": chosen.partitions,
             "replication_factor": chosen.replication_factor,
             "configs": dict(chosen.topic_configs),
+            "settings_from": chosen.settings_from(),
+            "included_by": verdict.get("included_by"),
+            "excluded_by": verdict.get("excluded_by"),
             "reason": reason,
             "groups_tried": tried,
         }
@@ -364,6 +425,82 @@ class TopicCreation:
 
 
 TopicCreation.EMPTY = TopicCreation()
+
+
+_LEGAL_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
+_MAX_TOPIC_LENGTH = 249
+
+
+def topic_name_error(name: object) -> str | None:
+    """Why ``name`` is not a legal Kafka topic name (Kafka's ``Topic.validate`` messages), or None.
+
+    Example::
+
+        >>> topic_name_error("orders.eu") is None
+        True
+        >>> print(topic_name_error("a b"))
+        Topic name "a b" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'
+    """
+    if not isinstance(name, str):
+        return f"Topic name must be a string, got {type(name).__name__}"
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > _MAX_TOPIC_LENGTH:
+        return (f"Topic name is illegal, it can't be longer than {_MAX_TOPIC_LENGTH} characters, topic name: "
+                f"{name}")
+    if not _LEGAL_TOPIC_CHARS.fullmatch(name):
+        return (f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+                "'.', '_' and '-'")
+    return None
+
+
+def inactive_reason(config: Mapping[str, str], worker_enabled: bool, connector_type: str = "source") -> str | None:
+    """Why Connect will not create topics for this connector, or None when it will (given a valid config).
+
+    Example::
+
+        >>> inactive_reason({"topic.creation.default.partitions": "1"}, worker_enabled=False)
+        "the worker has topic.creation.enable=false, so the connector's topic.creation.* settings are ignored"
+    """
+    has_keys = any(key.startswith(TOPIC_CREATION_PREFIX) for key in config)
+    if connector_type == "sink":
+        return ("topic creation applies to source connectors only; a sink connector's topic.creation.* "
+                "settings are ignored" if has_keys else "topic creation applies to source connectors only")
+    if not worker_enabled:
+        return "the worker has topic.creation.enable=false, so the connector's topic.creation.* settings are ignored"
+    if not has_keys:
+        return "the connector config has no topic.creation.* settings"
+    return None
+
+
+def check_connector_config(
+    name: str,
+    connector_type: str,
+    config: Mapping[str, str],
+    worker_enabled: bool,
+    warn: Callable[[str], None] = _log.warning,
+) -> TopicCreation:
+    """What the worker does when a connector starts (Kafka's ``SourceConnectorConfig`` constructor).
+
+    Source connectors: the rules, or :data:`TopicCreation.EMPTY` when not in use; raises
+    :class:`TopicCreationConfigError` when they are invalid (the connector then fails). Sink connectors
+    ignore ``topic.creation.*`` keys with a warning (KIP-158) and get :data:`TopicCreation.EMPTY`.
+
+    Example::
+
+        >>> check_connector_config("s", "sink", {"topic.creation.default.partitions": "1"}, True, print)
+        Connector s: topic.creation.* settings are ignored: topic creation applies to source connectors only
+        TopicCreation.EMPTY
+    """
+    if connector_type == "sink":
+        if any(key.startswith(TOPIC_CREATION_PREFIX) for key in config):
+            warn(f"Connector {name}: topic.creation.* settings are ignored: topic creation applies to source "
+                 "connectors only")
+        return TopicCreation.EMPTY
+    return TopicCreation.from_connector_config(config, worker_enabled, lambda message: warn(f"Connector {name}: "
+                                                                                            f"{message}"))
 
 
 def validate_topic_creation(config: Mapping[str, str], worker_enabled: bool = True) -> list[tuple[str, str]]:
@@ -533,8 +670,11 @@ def _parse(
                 ),
             )
         if None not in (include, exclude, rf, partitions):
+            inherited = {s for s in (PARTITIONS_CONFIG, REPLICATION_FACTOR_CONFIG) if prefix + s not in config}
             groups.append(
-                TopicCreationGroup(name, include, exclude, partitions, rf, _topic_configs(config, name))
+                TopicCreationGroup(
+                    name, include, exclude, partitions, rf, _topic_configs(config, name), inherited
+                )
             )
 
     if errors:

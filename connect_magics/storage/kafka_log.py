@@ -70,6 +70,10 @@ class KafkaLog:
                                    "enable.auto.commit": False, "enable.partition.eof": False,
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
                                    "logger": client_logger("consumer")})
+        # confluent-kafka consumer calls block while another thread is inside consume(): a second
+        # consumer answers metadata and watermark queries for the reader.
+        self._meta = Consumer({**base, "group.id": f"connect-magics-meta-{uuid.uuid4().hex}",
+                               "enable.auto.commit": False, "logger": client_logger("consumer")})
         self._positions: dict[int, int] = {}
         self._cond = threading.Condition()
         self._stopping = False
@@ -79,7 +83,7 @@ class KafkaLog:
 
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
-        md = self._consumer.list_topics(self.topic, timeout=timeout).topics[self.topic]
+        md = self._meta.list_topics(self.topic, timeout=timeout).topics[self.topic]
         self._partitions = sorted(md.partitions)
         self._consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions])
         self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
@@ -114,27 +118,26 @@ class KafkaLog:
                 self._cond.notify_all()
 
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
-        return {p: self._consumer.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout,
-                                                        cached=False)[1]
-                for p in self._partitions}
+        """The end offset of every partition that has anything left to read (compaction can leave a
+        partition whose records all precede its start offset: nothing to wait for there)."""
+        ends = {}
+        for p in self._partitions:
+            low, high = self._meta.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout,
+                                                         cached=False)
+            if high > low:
+                ends[p] = high
+        return ends
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written before this call has been passed to the callback."""
         deadline = time.monotonic() + timeout
         ends = self.end_offsets(timeout)
         with self._cond:
-            while not all(self._reached(p, end) for p, end in ends.items()):
+            while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
                 self._cond.wait(min(remaining, 0.1))
-
-    def _reached(self, partition: int, end: int) -> bool:
-        if self._positions.get(partition, 0) >= end:
-            return True
-        low = self._consumer.get_watermark_offsets(TopicPartition(self.topic, partition), cached=True)
-        # Compaction can leave the end of a partition with no record at all to read (e.g. end == low).
-        return low is not None and low[0] >= end
 
     def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
              callback: DoneCallback | None = None) -> None:
@@ -180,3 +183,4 @@ class KafkaLog:
         if self._thread is not None:
             self._thread.join(timeout)
         self._consumer.close()
+        self._meta.close()

@@ -40,8 +40,9 @@ def validate_format(what: Any) -> None:
         if not isinstance(key, str):
             raise ValueError("Offsets may only use String keys")
         if value is not None and not isinstance(value, (str, int, float, bool, bytes)):
-            raise ValueError("Offsets may only contain primitive types as values, but field "
-                             f"{key} contains {type(value).__name__}")
+            kind = ("MAP" if isinstance(value, dict) else "ARRAY" if isinstance(value, (list, tuple))
+                    else f"class {type(value).__name__}")  # Kafka names the Connect schema type
+            raise ValueError(f"Offsets may only contain primitive types as values, but field {key} contains {kind}")
 
 
 def offset_key(connector: str, partition: Partition) -> bytes:
@@ -53,6 +54,7 @@ class OffsetStore:
 
     def __init__(self, topic: str, client_config: dict[str, str]) -> None:
         self.topic = topic
+        self.client_config = dict(client_config)
         # connector -> frozen partition -> (partition, offset)
         self._data: dict[str, dict[Any, tuple[Partition, dict[str, Any]]]] = {}
         self._lock = threading.Lock()
@@ -93,6 +95,11 @@ class OffsetStore:
         with self._lock:
             return list(self._data.get(connector, {}).values())
 
+    def entries(self, connector: str) -> dict[Any, tuple[Partition, dict[str, Any]]]:
+        """A copy of ``connector``'s partitions: :func:`freeze` of the partition -> (partition, offset)."""
+        with self._lock:
+            return dict(self._data.get(connector, {}))
+
     def get(self, connector: str, partitions: Iterable[Partition]) -> dict[Any, dict[str, Any]]:
         """Offsets of the given partitions keyed by :func:`freeze` of the partition."""
         with self._lock:
@@ -121,3 +128,48 @@ class OffsetStore:
             self.log.send(offset_key(connector, partition), None if offset is None else dumps(offset),
                           callback=done)
         return len(items)
+
+
+def write_offsets(stores: list[OffsetStore], connector: str, offsets: Iterable[tuple[Partition, Offset]],
+                  callback: Callable[[BaseException | None], None], timeout: float = 30.0) -> None:
+    """Write through ``stores`` = [worker store, connector store (primary) if any] as Kafka's
+    ``ConnectorOffsetBackingStore.set`` does: with a secondary (worker) store and tombstones, everything
+    goes to the secondary first (waiting up to ``timeout``; a failure fails the write), then to the
+    primary; without tombstones, to the primary, then copied best-effort to the secondary.
+
+    ``callback(error_or_None)`` runs once the primary answered.
+
+    >>> write_offsets([worker_store], "c", [({"f": "a"}, {"pos": 1})], print)  # doctest: +SKIP
+    None
+    """
+    items = list(offsets)
+    primary, secondary = stores[-1], (stores[0] if len(stores) > 1 else None)
+    tombstones = any(offset is None for _, offset in items)
+    if secondary is not None and tombstones:
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def secondary_written(err: BaseException | None) -> None:
+            if err is not None:
+                errors.append(err)
+            done.set()
+
+        secondary.write(connector, items, secondary_written)
+        if not done.wait(timeout):
+            errors.append(TimeoutError(f"Timed out writing offset tombstones to {secondary.topic}"))
+        if errors:
+            log.error("Failed to write offset tombstones of %s to the secondary store %s: %s", connector,
+                      secondary.topic, errors[0])
+            callback(errors[0])
+            return
+
+    def primary_written(err: BaseException | None) -> None:
+        if secondary is not None and not tombstones and err is None:
+            def copied(copy_err: BaseException | None) -> None:
+                if copy_err is not None:
+                    log.warning("Failed to copy offsets of %s to the secondary store %s: %s", connector,
+                                secondary.topic, copy_err)
+            secondary.write(connector, items, copied)
+        callback(err)
+
+    primary.write(connector, items, primary_written)

@@ -2,6 +2,10 @@
 
 Writes never block the caller: they update the in-memory view at once and go to Kafka through a
 :class:`~connect_magics.runtime.status_retry.StatusSender` that retries with backoff (KIP-1278).
+Reads never touch the broker. Once this store has written a key, its in-memory value is the newest
+one and records of that key read back from the topic are ours (one runtime per group id), so they
+are not applied again, except connector and task statuses written by another worker or generation,
+which follow Kafka Connect's rules (see docs/status-and-topics.md).
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
 
-from connect_magics.runtime.status_retry import RetryPolicy, StatusSender
+from connect_magics.runtime.status_retry import METRICS_GROUP, RetryPolicy, StatusSender
 from connect_magics.storage.config_store import dumps
 from connect_magics.storage.kafka_log import KafkaLog
 
@@ -25,6 +30,10 @@ CONNECTOR_PREFIX = "status-connector-"
 TASK_PREFIX = "status-task-"
 TOPIC_PREFIX = "status-topic-"
 TOPIC_SEPARATOR = ":connector-"
+#: States written with Kafka Connect's ``putSafe``: not over a newer generation of another worker.
+SAFE_STATES = ("FAILED", "UNASSIGNED")
+#: Our own key (not Kafka Connect's) for the topics a connector created (KIP-158), see docs/topic-creation.md.
+CREATED_TOPIC_PREFIX = "connect-magics-created-topic-"
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,25 @@ class Status:
     def to_json(self) -> dict[str, Any]:
         return {"state": self.state, "trace": self.trace, "worker_id": self.worker_id,
                 "generation": self.generation, "version": self.version}
+
+
+def can_write_safely(old: Status | None, new: Status) -> bool:
+    """Kafka Connect's ``CacheEntry.canWriteSafely``: no status yet, the same worker, or a generation
+    not older than the one it would replace.
+
+    >>> can_write_safely(Status("RUNNING", None, "w2", 5), Status("FAILED", "boom", "w1", 4))
+    False
+    """
+    return old is None or old.worker_id == new.worker_id or old.generation <= new.generation
+
+
+def topic_status_key(topic: str, connector: str) -> str:
+    """``status-topic-{topic}:connector-{connector}`` (KIP-558).
+
+    >>> topic_status_key("orders", "sink")
+    'status-topic-orders:connector-sink'
+    """
+    return f"{TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{connector}"
 
 
 def _retriable(e: BaseException) -> bool:
@@ -57,15 +85,18 @@ class StatusStore:
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[str, dict[int, Status]] = {}
         self._topics: dict[str, dict[str, dict[str, Any]]] = {}
+        self._created: dict[str, dict[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._started = False
-        # Fail a write after request_timeout_ms so that the retry policy, not the client, decides.
+        self._written: set[str] = set()  # keys this store wrote: their in-memory value is the newest
+        # Fail a write after request_timeout_ms so that the retry policy, not the client, decides;
+        # murmur2 puts every key in the partition a Java worker would use.
         self.log = KafkaLog(topic, client_config, self._apply,
                             producer_config={"enable.idempotence": False,
                                              "message.timeout.ms": str(request_timeout_ms),
-                                             "retries": 0})
+                                             "retries": 0, "partitioner": "murmur2_random"})
         self.sender = StatusSender(self._send, policy or RetryPolicy(), is_retriable=_retriable,
-                                   name=f"status-store-retry-{topic}")
+                                   name=f"status-store-retry-{topic}", on_failure=self._given_up)
 
     def _send(self, key: str, value: bytes | None, on_done) -> None:
         self.log.send(key, value, callback=on_done)
@@ -89,9 +120,8 @@ class StatusStore:
         k = key.decode()
         data = json.loads(value) if value is not None else None
         with self._lock:
-            if data is not None and k.startswith((CONNECTOR_PREFIX, TASK_PREFIX)) and self._started \
-                    and data.get("worker_id") == self.worker_id and data.get("generation") == self.generation:
-                return  # our own write coming back; the in-memory view is already newer
+            if k in self._written and not self._foreign(k, data):
+                return  # our own write coming back; the in-memory view is already as new or newer
             if k.startswith(CONNECTOR_PREFIX):
                 name = k[len(CONNECTOR_PREFIX):]
                 if data is None:
@@ -115,11 +145,25 @@ class StatusStore:
                 tasks[task] = new
             elif k.startswith(TOPIC_PREFIX):
                 topic, _, connector = k[len(TOPIC_PREFIX):].partition(TOPIC_SEPARATOR)
-                topic = k[len(TOPIC_PREFIX):].split(":", 1)[0]
-                if data is None:
+                if not topic or not connector:
+                    log.warning("Ignoring topic status record with invalid key %s", k)
+                elif data is None:
                     self._topics.get(connector, {}).pop(topic, None)
+                elif not isinstance(data.get("topic"), dict):
+                    log.warning("Failed to parse topic status with key %s", k)
                 else:
                     self._topics.setdefault(connector, {})[topic] = data["topic"]
+            elif k.startswith(CREATED_TOPIC_PREFIX):
+                topic, _, connector = k[len(CREATED_TOPIC_PREFIX):].partition(TOPIC_SEPARATOR)
+                if data is None:
+                    self._created.get(connector, {}).pop(topic, None)
+                else:
+                    self._created.setdefault(connector, {})[topic] = data["createdTopic"]
+
+    def _foreign(self, key: str, data: dict[str, Any] | None) -> bool:
+        """A connector or task status that another worker, or another generation, wrote."""
+        return data is not None and key.startswith((CONNECTOR_PREFIX, TASK_PREFIX)) \
+            and (data.get("worker_id"), data.get("generation")) != (self.worker_id, self.generation)
 
     @staticmethod
     def _status(data: dict[str, Any]) -> Status:
@@ -138,28 +182,48 @@ class StatusStore:
         with self._lock:
             return sorted(self._topics.get(connector, {}))
 
+    def created_topics(self, connector: str) -> dict[str, dict[str, Any]]:
+        """The topics ``connector``'s tasks created (KIP-158), topic → what it was created with."""
+        with self._lock:
+            return {t: dict(v) for t, v in sorted(self._created.get(connector, {}).items())}
+
     def has_topic(self, connector: str, topic: str) -> bool:
         with self._lock:
             return topic in self._topics.get(connector, {})
 
     # -- writing (never blocks on the broker) ------------------------------------------------
+    def _submit(self, key: str, value: bytes | None) -> None:
+        """Hand a record to the sender; call with ``_lock`` held, right after changing the view, so
+        that the view and the order of writes of one key agree."""
+        self._written.add(key)
+        self.sender.submit(key, value)
+
     def put_connector(self, name: str, state: str, trace: str | None = None, version: str | None = None) -> None:
+        """Set a connector's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
         status = Status(state, trace, self.worker_id, self.generation, version)
         with self._lock:
+            if state in SAFE_STATES and not can_write_safely(self._connectors.get(name), status):
+                log.debug("Not overwriting the newer status of connector %s with %s", name, state)
+                return
             self._connectors[name] = status
-        self.sender.submit(CONNECTOR_PREFIX + name, dumps(status.to_json()))
+            self._submit(CONNECTOR_PREFIX + name, dumps(status.to_json()))
 
     def put_task(self, connector: str, task: int, state: str, trace: str | None = None,
                  version: str | None = None) -> None:
+        """Set a task's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
         status = Status(state, trace, self.worker_id, self.generation, version)
         with self._lock:
-            self._tasks.setdefault(connector, {})[task] = status
-        self.sender.submit(f"{TASK_PREFIX}{connector}-{task}", dumps(status.to_json()))
+            tasks = self._tasks.setdefault(connector, {})
+            if state in SAFE_STATES and not can_write_safely(tasks.get(task), status):
+                log.debug("Not overwriting the newer status of task %s-%s with %s", connector, task, state)
+                return
+            tasks[task] = status
+            self._submit(f"{TASK_PREFIX}{connector}-{task}", dumps(status.to_json()))
 
     def remove_task(self, connector: str, task: int) -> None:
         with self._lock:
             self._tasks.get(connector, {}).pop(task, None)
-        self.sender.submit(f"{TASK_PREFIX}{connector}-{task}", None)
+            self._submit(f"{TASK_PREFIX}{connector}-{task}", None)
 
     def remove_connector(self, name: str) -> None:
         """DESTROYED: tombstones for every task, then the connector."""
@@ -168,21 +232,62 @@ class StatusStore:
         with self._lock:
             self._connectors.pop(name, None)
             self._tasks.pop(name, None)
-        self.sender.submit(CONNECTOR_PREFIX + name, None)
+            created = list(self._created.pop(name, {}))
+        for topic in created:
+            self.sender.submit(f"{CREATED_TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{name}", None)
+        with self._lock:
+            self._submit(CONNECTOR_PREFIX + name, None)
 
     def put_topic(self, connector: str, topic: str, task: int) -> None:
-        value = {"name": topic, "connector": connector, "task": task, "discoverTimestamp": int(time.time() * 1000)}
-        with self._lock:
-            if topic in self._topics.get(connector, {}):
-                return
-            self._topics.setdefault(connector, {})[topic] = value
-        self.sender.submit(f"{TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{connector}", dumps({"topic": value}))
+        """KIP-558: record that ``connector`` used ``topic``; only the first use writes a record.
 
-    def reset_topics(self, connector: str) -> None:
+        >>> store.put_topic("sink", "orders", 0); store.topics("sink")  # doctest: +SKIP
+        ['orders']
+        """
         with self._lock:
-            topics = list(self._topics.pop(connector, {}))
-        for topic in topics:
-            self.sender.submit(f"{TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{connector}", None)
+            topics = self._topics.get(connector)
+            if topics is not None and topic in topics:
+                return
+            value = {"name": topic, "connector": connector, "task": task,
+                     "discoverTimestamp": int(time.time() * 1000)}
+            self._topics.setdefault(connector, {})[topic] = value
+            self._submit(topic_status_key(topic, connector), dumps({"topic": value}))
+
+    def put_created_topic(self, connector: str, topic: str, details: dict[str, Any]) -> None:
+        """Record that a task of ``connector`` created ``topic`` (``details``: task, group, settings)."""
+        value = {"name": topic, "connector": connector, **details,
+                 "createdTimestamp": int(time.time() * 1000)}
+        with self._lock:
+            self._created.setdefault(connector, {})[topic] = value
+        self.sender.submit(f"{CREATED_TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{connector}",
+                           dumps({"createdTopic": value}))
+
+    def reset_topics(self, connector: str, topics: Iterable[str] | None = None) -> list[str]:
+        """KIP-558: forget the topics ``connector`` used (all, or only ``topics``), writing a tombstone
+        for each; returns the topics forgotten. Example: ``store.reset_topics("sink", ["old"])``."""
+        with self._lock:
+            known = self._topics.get(connector, {})
+            gone = sorted(known if topics is None else set(topics) & set(known))
+            for topic in gone:
+                del known[topic]
+                self._submit(topic_status_key(topic, connector), None)
+            if not known:
+                self._topics.pop(connector, None)
+            return gone
+
+    def _given_up(self, key: str, value: bytes | None) -> None:
+        """A topic record that never reached Kafka is forgotten, so that the next use records it again."""
+        if value is None or not key.startswith(TOPIC_PREFIX):
+            return
+        topic, _, connector = key[len(TOPIC_PREFIX):].partition(TOPIC_SEPARATOR)
+        with self._lock:
+            topics = self._topics.get(connector, {})
+            if topic in topics and dumps({"topic": topics[topic]}) == value:
+                del topics[topic]
+
+    def metrics(self) -> dict[str, dict[str, int]]:
+        """KIP-1278's counters: ``{"status-backing-store-metrics": {"status-update-retry-total": 0, ...}}``."""
+        return {METRICS_GROUP: self.sender.metrics()}
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until every status write reached Kafka (or was given up)."""

@@ -1,0 +1,514 @@
+"""KIP-875: read, alter and reset the offsets of source and sink connectors, as Kafka Connect does.
+
+Source connectors keep their offsets in the worker's offsets topic and, when they have one, in their
+own offsets store (``offsets.storage.topic``, or the worker's topic name on the connector's own Kafka
+cluster when its producer writes to another cluster); reads merge both, the connector's store winning.
+Sink connectors' offsets are the committed offsets of their consumer group (``connect-{name}``, or
+``consumer.override.group.id``), on the cluster their admin (or consumer) overrides point at.
+
+Alter and reset need the connector STOPPED with an empty set of tasks; the connector's
+``alter_offsets`` hook runs first and decides between the two success messages. Every message is the
+one Apache Kafka Connect answers (see docs/offsets.md for the few deliberate differences).
+
+>>> rt.stop_connector("lines")  # doctest: +SKIP
+>>> rt.alter_offsets("lines", {"offsets": [{"partition": {"filename": "/tmp/in.txt"},
+...                                          "offset": {"position": 0}}]})  # doctest: +SKIP
+{'message': 'The offsets for this connector have been altered successfully'}
+
+Exactly-once source support can be added later: alter/reset would fence the connector's tasks and
+write to the primary store in a transaction (``write_offsets`` is the single write path).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import KafkaError
+from confluent_kafka.admin import AdminClient
+
+from connect_magics.api.connector import partition_key
+from connect_magics.api.errors import ConnectException
+from connect_magics.api.records import TopicPartition
+from connect_magics.errors import BadRequestError, ConnectRestError, NotFoundError
+from connect_magics.runtime.connector_config import CONNECTOR_CLASS, client_overrides
+from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError
+from connect_magics.runtime.sink_runner import sink_group_id
+from connect_magics.runtime.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.storage.config_store import TargetState
+from connect_magics.storage.group_offsets import (
+    GroupOffsetsError,
+    alter_group_offsets,
+    delete_group,
+    delete_group_offsets,
+    list_group_offsets,
+)
+from connect_magics.storage.kafka_log import client_logger, ensure_topic
+from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
+
+if TYPE_CHECKING:
+    from connect_magics.runtime.herder import Herder
+
+log = logging.getLogger(__name__)
+
+__all__ = ["KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "OFFSETS_TOPIC_CONFIG",
+           "alter_offsets", "connector_store_spec", "get_offsets", "reset_offsets", "start_connector_store",
+           "success_message"]
+
+OFFSETS_TOPIC_CONFIG = "offsets.storage.topic"
+KAFKA_TOPIC_KEY, KAFKA_PARTITION_KEY, KAFKA_OFFSET_KEY = "kafka_topic", "kafka_partition", "kafka_offset"
+REQUEST_TIMEOUT_S = 30.0
+"""How long one request may wait for Kafka (reading an offsets topic to its end, a write, an admin call)."""
+
+EMPTY_REQUEST = "Partitions / offsets need to be provided for an alter offsets request"
+NOT_STOPPED = ("Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
+               "for the specified connector by issuing a 'PUT' request to the '/connectors/{c}/stop' endpoint")
+UNSUPPORTED = ("Failed to modify offsets for connector {c} because it doesn't support external modification of "
+               "offsets")
+ZOMBIES = ("Failed to {verb} consumer group offsets for connector {c} either because its tasks haven't stopped "
+           "completely yet or the connector was resumed before the request to {verb} its offsets could be "
+           "successfully completed. If the connector is in a stopped state, this operation can be safely "
+           "retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid "
+           "of the zombie sink tasks.")
+
+
+def success_message(hook_result: bool, reset: bool) -> str:
+    """Kafka's ``Worker.completeModifyOffsetsCallback`` messages.
+
+    >>> success_message(True, reset=True)
+    'The offsets for this connector have been reset successfully'
+    """
+    kind = "reset" if reset else "altered"
+    if hook_result:
+        return f"The offsets for this connector have been {kind} successfully"
+    return (f"The Connect framework-managed offsets for this connector have been {kind} successfully. However, "
+            f"if this connector manages offsets externally, they will need to be manually {kind} in the system "
+            "that the connector uses.")
+
+
+# -- the three operations ---------------------------------------------------------------------------------
+
+
+def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
+    """``GET /connectors/{name}/offsets``: ``{"offsets": [{"partition": {...}, "offset": {...}}, ...]}``."""
+    config = herder.configs.connector_config(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    desc = _plugin_of(herder, config)
+    if desc.type == "sink":
+        group = sink_group_id(name, config)
+        try:
+            found = list_group_offsets(_sink_admin(config, herder.wc), group, REQUEST_TIMEOUT_S)
+        except GroupOffsetsError as e:
+            raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
+        return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
+                             "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}
+    try:
+        stores = _read_stores(herder, name)
+    except Exception as e:
+        raise _maybe_wrap(e, f"Failed to retrieve offsets for source connector {name}") from e
+    return {"offsets": [{"partition": p, "offset": o} for p, o in _merged(stores, name).values()]}
+
+
+def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
+    """``PATCH /connectors/{name}/offsets``: change the given partitions only (a null offset resets one)."""
+    entries = _parse_request(body)
+    with herder.lock:
+        config, desc = _modifiable(herder, name)
+        if desc.type == "sink":
+            return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
+        return _alter_source(herder, name, config, desc, _normalized_source_offsets(entries))
+
+
+def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
+    """``DELETE /connectors/{name}/offsets``: forget every offset of the connector (idempotent)."""
+    with herder.lock:
+        config, desc = _modifiable(herder, name)
+        if desc.type == "sink":
+            return _reset_sink(herder, name, config, desc)
+        return _alter_source(herder, name, config, desc, None)
+
+
+# -- checks and request parsing --------------------------------------------------------------------------
+
+
+def _modifiable(herder: Herder, name: str) -> tuple[dict[str, str], PluginDesc]:
+    """The config and plugin of a connector whose offsets may change: it exists (404), is STOPPED and has
+    an empty set of task configs (400)."""
+    config = herder.configs.connector_config(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    if herder.configs.target_state(name) is not TargetState.STOPPED or herder.configs.task_configs(name):
+        raise BadRequestError(NOT_STOPPED.format(c=name))
+    return config, _plugin_of(herder, config)
+
+
+def _plugin_of(herder: Herder, config: Mapping[str, str]) -> PluginDesc:
+    try:
+        return herder.plugins.find(config.get(CONNECTOR_CLASS, ""), ("source", "sink"))
+    except PluginNotFoundError as e:
+        raise ConnectRestError(str(e)) from e
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def _parse_request(body: Any) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+    """The ``(partition, offset)`` entries of an alter request, checked as Jackson would bind them
+    (a wrong shape is a 500, as in Kafka) and then for emptiness (400)."""
+    if body is None:
+        raise BadRequestError(EMPTY_REQUEST)
+    if not isinstance(body, Mapping):
+        raise ConnectRestError("Cannot deserialize the alter offsets request: expected a JSON object "
+                               f'{{"offsets": [...]}}, but got {_json_type(body)}')
+    for key in body:
+        if key != "offsets":
+            raise ConnectRestError(f'Unrecognized field "{key}" in the alter offsets request: only "offsets" '
+                                   "is allowed")
+    offsets = body.get("offsets")
+    if offsets is not None and not isinstance(offsets, (list, tuple)):
+        raise ConnectRestError('Cannot deserialize value of "offsets": expected a list of {"partition": ..., '
+                               f'"offset": ...}} objects, but got {_json_type(offsets)}')
+    if not offsets:
+        raise BadRequestError(EMPTY_REQUEST)
+    entries = []
+    for i, entry in enumerate(offsets):
+        if not isinstance(entry, Mapping):
+            raise ConnectRestError(f'Cannot deserialize offsets[{i}]: expected an object with "partition" and '
+                                   f'"offset", but got {_json_type(entry)}')
+        for key in entry:
+            if key not in ("partition", "offset"):
+                raise ConnectRestError(f'Unrecognized field "{key}" in offsets[{i}]: only "partition" and '
+                                       '"offset" are allowed')
+        pair = []
+        for key in ("partition", "offset"):
+            value = entry.get(key)
+            if value is not None and not isinstance(value, Mapping):
+                raise ConnectRestError(f"Cannot deserialize offsets[{i}].{key}: expected a JSON object or null, "
+                                       f"but got {_json_type(value)}")
+            pair.append(None if value is None else dict(value))
+        entries.append((pair[0], pair[1]))
+    return entries
+
+
+# -- sink connectors ---------------------------------------------------------------------------------------
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _java_string(value: Any) -> str:
+    """``String.valueOf`` of a JSON value as Jackson binds it (for messages and Kafka's lenient parsing)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isfinite(value) and (value == 0 or 1e-3 <= abs(value) < 1e7):
+            return repr(value)
+        text = repr(value).replace("e+", "E").replace("e", "E").replace("inf", "Infinity").replace("nan", "NaN")
+        mantissa, _, exponent = text.partition("E")
+        return text if not exponent or "." in mantissa else f"{mantissa}.0E{exponent}"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}={_java_string(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_java_string(v) for v in value) + "]"
+    return str(value)
+
+
+def _java_integer(value: Any, bits: int) -> int | None:
+    """Java's ``Integer/Long.parseLong(String.valueOf(value))``: 10 and "10" are accepted, 10.0 is not."""
+    text = _java_string(value)
+    if not _INTEGER.fullmatch(text):
+        return None
+    number = int(text)
+    return number if -(1 << (bits - 1)) <= number < (1 << (bits - 1)) else None
+
+
+def _parse_sink_offsets(entries: list[tuple[dict | None, dict | None]]) -> dict[tuple[str, int], int | None]:
+    """Kafka's ``SinkUtils.parseSinkConnectorOffsets`` (same 400 messages), plus a 400 for negative values."""
+    parsed: dict[tuple[str, int], int | None] = {}
+    for partition, offset in entries:
+        if partition is None:
+            raise BadRequestError("The partition for a sink connector offset cannot be null or missing")
+        if KAFKA_TOPIC_KEY not in partition or KAFKA_PARTITION_KEY not in partition:
+            raise BadRequestError(f"The partition for a sink connector offset must contain the keys "
+                                  f"'{KAFKA_TOPIC_KEY}' and '{KAFKA_PARTITION_KEY}'")
+        topic = partition[KAFKA_TOPIC_KEY]
+        if topic is None or isinstance(topic, (Mapping, list, tuple)):
+            raise BadRequestError("Kafka topic names must be valid strings and may not be null")
+        raw_partition = partition[KAFKA_PARTITION_KEY]
+        if raw_partition is None:
+            raise BadRequestError("Kafka partitions must be valid numbers and may not be null")
+        number = _java_integer(raw_partition, 32)
+        if number is None:
+            raise BadRequestError("Failed to parse the following Kafka partition value in the provided offsets: "
+                                  f"'{_java_string(raw_partition)}'. Partition values for sink connectors need "
+                                  "to be integers.")
+        if number < 0:
+            raise BadRequestError(f"Kafka partitions must be non-negative, but got {number} for topic "
+                                  f"'{_java_string(topic)}'")
+        tp = (_java_string(topic), number)
+        if offset is None:
+            parsed[tp] = None
+            continue
+        if KAFKA_OFFSET_KEY not in offset:
+            raise BadRequestError("The offset for a sink connector should either be null or contain the key "
+                                  f"'{KAFKA_OFFSET_KEY}'")
+        raw_offset = offset[KAFKA_OFFSET_KEY]
+        value = _java_integer(raw_offset, 64)
+        if value is None:
+            raise BadRequestError("Failed to parse the following Kafka offset value in the provided offsets: "
+                                  f"'{_java_string(raw_offset)}'. Offset values for sink connectors need to be "
+                                  "integers.")
+        if value < 0:
+            raise BadRequestError(f"Kafka offsets must be non-negative, but got {value} for partition "
+                                  f"{tp[1]} of topic '{tp[0]}'")
+        parsed[tp] = value
+    return parsed
+
+
+def _sink_admin_config(config: Mapping[str, str], wc: WorkerConfig) -> dict[str, str]:
+    """The admin client of a sink connector's consumer group: the worker's admin settings and the connector's
+    ``admin.override.*``; with no admin bootstrap override, the cluster its consumer overrides point at."""
+    policy = wc["connector.client.config.override.policy"]
+    admin = client_overrides(config, "admin", policy)
+    consumer = client_overrides(config, "consumer", policy)
+    out = wc.client_config("admin")
+    if "bootstrap.servers" not in admin and "bootstrap.servers" in consumer:
+        out.update({k: v for k, v in consumer.items() if k.startswith(CLIENT_KEYS_PREFIXES)})
+    out.update(admin)
+    return out
+
+
+def _sink_admin(config: Mapping[str, str], wc: WorkerConfig) -> AdminClient:
+    return AdminClient({**_sink_admin_config(config, wc), "logger": client_logger("admin")})
+
+
+def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc,
+                offsets: dict[tuple[str, int], int | None]) -> dict[str, str]:
+    group = sink_group_id(name, config)
+    try:
+        hook_result = _call_hook(name, desc, config, {TopicPartition(t, p): o for (t, p), o in offsets.items()})
+        admin_config = _sink_admin_config(config, herder.wc)
+        admin = AdminClient({**admin_config, "logger": client_logger("admin")})
+    except Exception as e:
+        raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
+    try:
+        alter_group_offsets(admin, group, {tp: o for tp, o in offsets.items() if o is not None}, REQUEST_TIMEOUT_S)
+        try:
+            delete_group_offsets(admin_config, group, [tp for tp, o in offsets.items() if o is None],
+                                 REQUEST_TIMEOUT_S)
+        except GroupOffsetsError as e:
+            if e.code != KafkaError.GROUP_ID_NOT_FOUND:  # no group: nothing to delete
+                raise
+    except GroupOffsetsError as e:
+        if e.code in (KafkaError.UNKNOWN_MEMBER_ID, KafkaError.GROUP_SUBSCRIBED_TO_TOPIC):
+            raise ConnectRestError(ZOMBIES.format(verb="alter", c=name)) from e
+        raise ConnectRestError(f"Failed to alter consumer group offsets for connector {name}: {e}") from e
+    return {"message": success_message(hook_result, reset=False)}
+
+
+def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc) -> dict[str, str]:
+    group = sink_group_id(name, config)
+    try:
+        admin = _sink_admin(config, herder.wc)
+    except Exception as e:
+        raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
+    try:
+        known = list_group_offsets(admin, group, REQUEST_TIMEOUT_S)
+    except GroupOffsetsError as e:
+        raise ConnectRestError(f"Failed to list offsets prior to resetting offsets for sink connector {name}") \
+            from e
+    try:
+        hook_result = _call_hook(name, desc, config, {TopicPartition(t, p): None for t, p in known})
+    except Exception as e:
+        raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
+    try:
+        delete_group(admin, group, REQUEST_TIMEOUT_S)  # an unknown group is fine: reset is idempotent
+    except GroupOffsetsError as e:
+        if e.code == KafkaError.NON_EMPTY_GROUP:
+            raise ConnectRestError(ZOMBIES.format(verb="reset", c=name)) from e
+        raise ConnectRestError(f"Failed to reset consumer group offsets for sink connector {name}: {e}") from e
+    return {"message": success_message(hook_result, reset=True)}
+
+
+# -- source connectors -------------------------------------------------------------------------------------
+
+
+def _normalized_source_offsets(entries: list[tuple[dict | None, dict | None]]) -> list[tuple[dict, dict | None]]:
+    """Kafka's ``OffsetUtils.validateFormat`` and JSON round trip of every entry (errors are 500s, as in
+    Kafka); a null partition is refused too. Later entries for the same partition win."""
+    out: dict[Any, tuple[dict, dict | None]] = {}
+    for i, (partition, offset) in enumerate(entries):
+        if partition is None:
+            raise ConnectRestError(f"The partition of offsets[{i}] is null or missing: source connector offsets "
+                                   "need a partition object")
+        for what in (partition, offset):
+            try:
+                validate_format(what)
+            except ValueError as e:
+                raise ConnectRestError(str(e)) from e
+            for key, value in (what or {}).items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise ConnectRestError(f"Offsets may only contain finite numbers, but field {key} contains "
+                                           f"{value}")
+        try:
+            partition, offset = json.loads(json.dumps([partition, offset], allow_nan=False))
+        except (TypeError, ValueError) as e:
+            raise ConnectRestError(f"Offsets must be JSON values: {e}") from e
+        out[freeze(partition)] = (partition, offset)
+    return list(out.values())
+
+
+def _read_stores(herder: Herder, name: str) -> list[OffsetStore]:
+    """The connector's offsets stores ([worker, own]), each read to its end."""
+    stores = herder.offset_stores_for(name)
+    for store in stores:
+        store.read_to_end(REQUEST_TIMEOUT_S)
+    return stores
+
+
+def _merged(stores: list[OffsetStore], name: str) -> dict[Any, tuple[dict, dict]]:
+    """Every known partition of ``name``; the connector's own store overrides the worker's."""
+    if len(stores) == 1:
+        return stores[0].entries(name)
+    merged: dict[Any, tuple[dict, dict]] = {}
+    for store in stores:
+        merged.update(store.entries(name))
+    return merged
+
+
+def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc,
+                  offsets: list[tuple[dict, dict | None]] | None) -> dict[str, str]:
+    """Alter (``offsets``) or reset (None) a source connector's offsets in its stores, hook first."""
+    reset = offsets is None
+    try:
+        stores = _read_stores(herder, name)
+        known = _merged(stores, name)
+        if reset:
+            offsets = [(partition, None) for partition, _ in known.values()]
+        else:
+            # Reuse the stored form (key order) of known partitions, so that the record keys match.
+            offsets = [(known[freeze(p)][0] if freeze(p) in known else p, o) for p, o in offsets]
+        hook_result = _call_hook(name, desc, config, {partition_key(p): o for p, o in offsets})
+        if offsets:
+            _write(stores, name, offsets)
+        return {"message": success_message(hook_result, reset)}
+    except Exception as e:
+        raise _maybe_wrap(e, f"Failed to modify offsets for source connector {name}") from e
+
+
+def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]]) -> None:
+    """Write through the connector's stores, wait for the acknowledgement and read the stores back to their end."""
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def written(err: BaseException | None) -> None:
+        if err is not None:
+            errors.append(err)
+        done.set()
+
+    write_offsets(stores, name, offsets, written, REQUEST_TIMEOUT_S)
+    if not done.wait(REQUEST_TIMEOUT_S):
+        raise ConnectRestError(f"Timed out while attempting to modify offsets for source connector {name}")
+    if errors:
+        raise ConnectRestError(f"Failed to modify offsets for source connector {name}") from errors[0]
+    for store in stores:
+        store.read_to_end(REQUEST_TIMEOUT_S)
+
+
+# -- the hook and errors -------------------------------------------------------------------------------------
+
+
+def _call_hook(name: str, desc: PluginDesc, config: dict[str, str], offsets: dict[Any, Any]) -> bool:
+    """A new instance of the connector's class, its ``alter_offsets`` called (before ``start``, as Kafka does)."""
+    connector = desc.cls()
+    try:
+        return bool(connector.alter_offsets(dict(config), offsets))
+    except NotImplementedError as e:  # Java's UnsupportedOperationException
+        raise ConnectRestError(UNSUPPORTED.format(c=name)) from e
+
+
+def _maybe_wrap(error: BaseException, message: str) -> ConnectRestError:
+    """Kafka's ``ConnectUtils.maybeWrap``: a Connect error keeps its message, anything else gets ``message``."""
+    if isinstance(error, ConnectRestError):
+        return error
+    if isinstance(error, ConnectException):
+        return ConnectRestError(str(error))
+    return ConnectRestError(message)
+
+
+# -- the connector's own offsets store -------------------------------------------------------------------------
+
+_cluster_ids: dict[tuple, str | None] = {}
+_cluster_ids_lock = threading.Lock()
+
+
+def _cluster_id(client: Mapping[str, str]) -> str | None:
+    key = tuple(sorted(client.items()))
+    with _cluster_ids_lock:
+        if key in _cluster_ids:
+            return _cluster_ids[key]
+    try:
+        cid = AdminClient({**client, "logger": client_logger("admin")}).list_topics(timeout=10).cluster_id
+    except Exception:  # noqa: BLE001 - unreachable: treat as another cluster; starting the store will tell
+        return None
+    with _cluster_ids_lock:
+        _cluster_ids[key] = cid
+    return cid
+
+
+def connector_store_spec(config: Mapping[str, str], wc: WorkerConfig) -> tuple[str, dict[str, str]] | None:
+    """``(topic, client config)`` of a source connector's own offsets store, None if it uses only the worker's.
+
+    It has one when it sets ``offsets.storage.topic``, or when its producer (else admin) overrides point at
+    another Kafka cluster than the worker's; the topic is then ``offsets.storage.topic``, else the worker's
+    ``offset.storage.topic``, on the connector's cluster. The worker's own topic on the worker's cluster is
+    no separate store (Kafka's ``ConnectorOffsetBackingStore`` rules).
+
+    >>> wc = WorkerConfig("a:9092", "g")
+    >>> connector_store_spec({"offsets.storage.topic": "mine"}, wc)[0]
+    'mine'
+    >>> connector_store_spec({}, wc) is None
+    True
+    """
+    policy = wc["connector.client.config.override.policy"]
+    client = wc.client_config()
+    for kind in ("admin", "producer"):  # the producer writes the offsets, so its cluster wins
+        overrides = client_overrides(config, kind, policy)
+        client.update({k: v for k, v in overrides.items() if k.startswith(CLIENT_KEYS_PREFIXES)})
+    worker = wc.client_config()
+    same_cluster = client == worker or (
+        (cid := _cluster_id(client)) is not None and cid == _cluster_id(worker))
+    topic = (config.get(OFFSETS_TOPIC_CONFIG) or "").strip() or wc["offset.storage.topic"]
+    if same_cluster and topic == wc["offset.storage.topic"]:
+        return None
+    return topic, client
+
+
+def start_connector_store(spec: tuple[str, dict[str, str]], wc: WorkerConfig) -> OffsetStore:
+    """Create the topic of a connector's own offsets store if needed (compacted, with the worker's
+    ``offset.storage.*`` settings) and start reading it."""
+    topic, client = spec
+    admin = AdminClient({**client, "logger": client_logger("admin")})
+    ensure_topic(admin, topic, wc.int("offset.storage.partitions"), wc.int("offset.storage.replication.factor"),
+                 {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S)
+    store = OffsetStore(topic, client)
+    store.start(REQUEST_TIMEOUT_S)
+    return store

@@ -1,0 +1,293 @@
+"""The runtime core against the real broker: pipelines, statuses, restore, internal formats, bad configs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from helpers import wait_until
+
+from connect_magics import ConnectRestError, ConnectRuntime
+from connect_magics.api import SourceConnector
+from connect_magics.api.errors import ConnectException
+from connect_magics.connectors import verifying
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+FAST = {"offset.flush.interval.ms": "200"}
+
+
+@pytest.fixture
+def runtime_factory(bootstrap: str, unique: str) -> Iterator[Callable[..., ConnectRuntime]]:
+    made: list[ConnectRuntime] = []
+
+    def make(group: str | None = None, **worker: str) -> ConnectRuntime:
+        rt = ConnectRuntime(bootstrap, group or f"g-{unique}", {**FAST, **worker})
+        made.append(rt)
+        return rt
+
+    yield make
+    for rt in reversed(made):
+        rt.close()
+
+
+def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # keep a reference until the future is done
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+
+
+def read_topic(bootstrap: str, topic: str, expect: int | None = None, timeout: float = 60) -> list:
+    """Every record of ``topic`` (reading until its end offsets, or until ``expect`` records)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False})
+    md = c.list_topics(topic, timeout=10).topics[topic]
+    parts = [TopicPartition(topic, p, 0) for p in md.partitions]
+    ends = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+    c.assign(parts)
+    out: list = []
+    done = {p: ends[p] == 0 for p in ends}
+    try:
+        def finished() -> bool:
+            for m in c.consume(1000, timeout=0.2):
+                if m.error():
+                    continue
+                out.append(m)
+                if m.offset() + 1 >= ends[m.partition()]:
+                    done[m.partition()] = True
+            return len(out) >= expect if expect is not None else all(done.values())
+        wait_until(finished, timeout, message=lambda: f"records of {topic} (have {len(out)})")
+    finally:
+        c.close()
+    return out
+
+
+def statuses(rt: ConnectRuntime, name: str) -> tuple[str, list[str]]:
+    s = rt.connector_status(name)
+    return s["connector"]["state"], [t["state"] for t in s["tasks"]]
+
+
+def test_file_source_to_file_sink_with_transforms(runtime_factory, bootstrap, unique, tmp_path) -> None:
+    src, out, topic = tmp_path / "in.txt", tmp_path / "out.txt", f"lines-{unique}"
+    src.write_text("".join(f"line {i}\n" for i in range(1000)))
+    create_topic(bootstrap, f"routed-{topic}")
+    rt = runtime_factory()
+    rt.create_connector("src", {
+        "connector.class": "FileStreamSource", "file": str(src), "topic": topic, "value.converter": STRING,
+        "transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "lines-(.*)", "transforms.route.replacement": "routed-lines-$1"})
+    rt.create_connector("sink", {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                                 "file": str(out), "topics": f"routed-{topic}", "value.converter": STRING})
+
+    def lines() -> list[str]:
+        return out.read_text().splitlines() if out.exists() else []
+    wait_until(lambda: len(lines()) >= 1000, 60, message="1000 lines in the sink file")
+    assert lines() == [f"line {i}" for i in range(1000)]
+    records = read_topic(bootstrap, f"routed-{topic}")
+    assert len(records) == 1000 and records[0].value() == b"line 0"
+    assert statuses(rt, "src") == ("RUNNING", ["RUNNING"])
+    assert statuses(rt, "sink") == ("RUNNING", ["RUNNING"])
+
+
+def test_sequence_source_json_converter_to_verifying_sink(runtime_factory, bootstrap, unique) -> None:
+    topic = f"seq-{unique}"
+    create_topic(bootstrap, topic, 3)
+    rt = runtime_factory()
+    rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": "500",
+                                "tasks.max": "2", "value.converter": JSON, "value.converter.schemas.enable": "false",
+                                "transforms": "stamp",
+                                "transforms.stamp.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                                "transforms.stamp.static.field": "origin", "transforms.stamp.static.value": "nb"})
+    name = f"verify-{unique}"
+    rt.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic, "value.converter": JSON,
+                               "value.converter.schemas.enable": "false",
+                               "transforms": "drop", "transforms.drop.type": "ReplaceField$Value",
+                               "transforms.drop.exclude": "payload"})
+    wait_until(lambda: len(verifying.received(name)) >= 1000, 60, message="1000 records in the sink")
+    got = verifying.received(name)
+    assert len(got) == 1000
+    assert sorted((r.value["task"], r.value["seq"]) for r in got) == sorted(
+        (t, s) for t in range(2) for s in range(500))
+    assert all(r.value["origin"] == "nb" and "payload" not in r.value for r in got)
+    raw = json.loads(read_topic(bootstrap, topic, expect=1)[0].value())
+    assert set(raw) == {"task", "seq", "payload", "origin"}
+
+
+def test_pause_resume_restart_statuses(runtime_factory, bootstrap, unique) -> None:
+    topic = f"pr-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory()
+    rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "rate": "50"})
+    wait_until(lambda: statuses(rt, "gen") == ("RUNNING", ["RUNNING"]), 30, message="RUNNING")
+    rt.pause_connector("gen")
+    wait_until(lambda: statuses(rt, "gen") == ("PAUSED", ["PAUSED"]), 30, message="PAUSED")
+    rt.resume_connector("gen")
+    wait_until(lambda: statuses(rt, "gen") == ("RUNNING", ["RUNNING"]), 30, message="RUNNING again")
+    assert rt.restart_connector("gen") is None  # connector only: REST 204
+    plan = rt.restart_connector("gen", include_tasks=True)
+    assert plan["connector"]["state"] == "RESTARTING" and [t["state"] for t in plan["tasks"]] == ["RESTARTING"]
+    wait_until(lambda: statuses(rt, "gen") == ("RUNNING", ["RUNNING"]), 30, message="RUNNING after restart")
+    plan = rt.restart_connector("gen", include_tasks=True, only_failed=True)  # nothing failed: nothing restarts
+    assert plan["connector"]["state"] == "RUNNING" and [t["state"] for t in plan["tasks"]] == ["RUNNING"]
+    with pytest.raises(ConnectRestError) as e:
+        rt.restart_connector("nope")
+    assert (e.value.status, e.value.message) == (404, "Unknown connector: nope")
+    with pytest.raises(ConnectRestError) as e:
+        rt.pause_connector("nope")
+    assert (e.value.status, e.value.message) == (404, "Unknown connector nope")
+
+
+def test_failed_task_reports_trace_and_restarts(runtime_factory, bootstrap, unique) -> None:
+    topic = f"fail-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory()
+    rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": "100"})
+    name = f"flaky-{unique}"
+    rt.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic, "fail.on.put.after": "10"})
+    wait_until(lambda: statuses(rt, name)[1] == ["FAILED"], 60, message="task FAILED")
+    task = rt.connector_status(name)["tasks"][0]
+    assert "ConnectException" in task["trace"]
+    assert rt.task_status(name, 0)["state"] == "FAILED"
+    plan = rt.restart_connector(name, include_tasks=True, only_failed=True)
+    assert plan["connector"]["state"] == "RUNNING" and plan["tasks"][0]["state"] == "RESTARTING"
+    wait_until(lambda: statuses(rt, name)[1] in (["RUNNING"], ["FAILED"]), 30, message="restarted")
+
+
+class BrokenConnector(SourceConnector):
+    """A connector whose start always fails."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        raise ConnectException("cannot reach the source system")
+
+    def task_class(self) -> type:
+        raise NotImplementedError
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return []
+
+    def stop(self) -> None:
+        pass
+
+
+def test_connector_that_cannot_start_goes_failed(runtime_factory) -> None:
+    rt = runtime_factory()
+    rt.plugins.register(BrokenConnector)
+    rt.create_connector("broken", {"connector.class": "BrokenConnector"})
+    state = rt.connector_status("broken")["connector"]
+    assert state["state"] == "FAILED" and "cannot reach the source system" in state["trace"]
+
+
+def test_restore_in_target_state(runtime_factory, bootstrap, unique, tmp_path) -> None:
+    topic = f"rs-{unique}"
+    create_topic(bootstrap, topic)
+    group = f"restore-{unique}"
+    rt = runtime_factory(group)
+    rt.create_connector("running", {"connector.class": "SequenceSource", "topic": topic, "rate": "20"})
+    rt.create_connector("paused", {"connector.class": "SequenceSource", "topic": topic, "rate": "20"},
+                        initial_state="PAUSED")
+    rt.create_connector("stopped", {"connector.class": "SequenceSource", "topic": topic}, initial_state="STOPPED")
+    wait_until(lambda: statuses(rt, "running") == ("RUNNING", ["RUNNING"]), 30, message="RUNNING")
+    rt.close()
+    rt2 = runtime_factory(group)
+    assert rt2.connectors() == ["paused", "running", "stopped"]
+    wait_until(lambda: statuses(rt2, "running") == ("RUNNING", ["RUNNING"]), 30, message="restored RUNNING")
+    wait_until(lambda: statuses(rt2, "paused") == ("PAUSED", ["PAUSED"]), 30, message="restored PAUSED")
+    assert statuses(rt2, "stopped") == ("STOPPED", [])
+
+
+def test_internal_topics_use_kafka_connect_formats(runtime_factory, bootstrap, unique, tmp_path) -> None:
+    group, topic = f"fmt-{unique}", f"fmt-{unique}"
+    src = tmp_path / "in.txt"
+    src.write_text("a\nbb\n")
+    create_topic(bootstrap, topic)
+    rt = runtime_factory(group)
+    rt.create_connector("file-src", {"connector.class": "FileStreamSource", "file": str(src), "topic": topic})
+    wait_until(lambda: rt.offset_store.offsets("file-src"), 30, message="offsets committed")
+    rt.pause_connector("file-src")
+    rt.stop_connector("file-src")
+    rt.status_store.flush(10)
+
+    def records(topic_name: str) -> list[tuple[str, object]]:
+        return [(m.key().decode(), json.loads(m.value()) if m.value() is not None else None)
+                for m in read_topic(bootstrap, topic_name)]
+
+    config = records(f"{group}-configs")
+    keys = [k for k, _ in config]
+    assert keys[:4] == ["connector-file-src", "task-file-src-0", "commit-file-src", "target-state-file-src"]
+    assert config[0][1] == {"properties": {"connector.class": "FileStreamSource", "file": str(src),
+                                           "topic": topic, "name": "file-src"}}
+    assert config[1][1]["properties"]["file"] == str(src)
+    assert config[2][1] == {"tasks": 1}
+    assert config[3][1] == {"state": "PAUSED", "state.v2": "PAUSED"}
+    assert ("commit-file-src", {"tasks": 0}) in config
+    assert config[-1] == ("target-state-file-src", {"state": "PAUSED", "state.v2": "STOPPED"})
+    raw_config = read_topic(bootstrap, f"{group}-configs")
+    assert raw_config[2].value() == b'{"tasks":1}'
+
+    offsets = read_topic(bootstrap, f"{group}-offsets")
+    assert offsets[-1].key() == json.dumps(["file-src", {"filename": str(src)}], separators=(",", ":")).encode()
+    assert offsets[-1].value() == b'{"position":5}'
+
+    status = dict(records(f"{group}-status"))
+    conn = status["status-connector-file-src"]
+    assert list(conn) == ["state", "trace", "worker_id", "generation", "version"]
+    assert conn["state"] == "STOPPED" and conn["trace"] is None and isinstance(conn["generation"], int)
+    assert status[f"status-topic-{topic}:connector-file-src"]["topic"]["name"] == topic
+    assert set(status[f"status-topic-{topic}:connector-file-src"]["topic"]) == {
+        "name", "connector", "task", "discoverTimestamp"}
+    assert "status-task-file-src-0" in status and status["status-task-file-src-0"] is None  # removed: tombstone
+
+
+def test_invalid_configs_report_every_error_and_write_nothing(runtime_factory, bootstrap, unique) -> None:
+    group = f"bad-{unique}"
+    rt = runtime_factory(group)
+    bad = {"connector.class": "VerifyingSink", "tasks.max": "zero", "transforms": "x",
+           "errors.tolerance": "maybe"}
+    infos = rt.validate_connector_config({**bad, "name": "bad"})
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"] if c["value"] and c["value"]["errors"]}
+    assert set(errors) == {"tasks.max", "transforms.x.type", "errors.tolerance", "topics"}
+    count = infos["error_count"]
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("bad", bad)
+    assert e.value.status == 400
+    msg = e.value.message
+    assert msg.startswith(f"Connector configuration is invalid and contains the following {count} error(s):\n")
+    for fragment in ("tasks.max", 'Missing required configuration "transforms.x.type"', "errors.tolerance",
+                     'Must configure one of "topics" or "topics.regex"'):
+        assert fragment in msg
+    assert msg.endswith("You can also find the above list of errors at the endpoint "
+                        "`/connector-plugins/VerifyingSink/config/validate`")
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("bad", {"connector.class": "NoSuchConnector"})
+    assert e.value.status == 400 and "Class NoSuchConnector could not be found." in e.value.message
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("bad", {"topics": "t"})
+    assert e.value.status == 400 and "contains no connector type" in e.value.message
+    assert rt.connectors() == []
+    assert read_topic(bootstrap, f"{group}-configs") == []
+    with pytest.raises(ConnectRestError) as e:
+        rt.connector_status("bad")
+    assert (e.value.status, e.value.message) == (404, "No status found for connector bad")
+
+
+def test_duplicate_create_is_409_and_delete_removes(runtime_factory, bootstrap, unique) -> None:
+    topic = f"dup-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory()
+    cfg = {"connector.class": "VerifyingSink", "topics": topic}
+    info = rt.create_connector("v", cfg)
+    assert info["type"] == "sink" and info["tasks"] == [{"connector": "v", "task": 0}]
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("v", cfg)
+    assert (e.value.status, e.value.message) == (409, "Connector v already exists")
+    rt.patch_connector_config("v", {"tasks.max": "2"})
+    assert rt.connector_config("v")["tasks.max"] == "2"
+    rt.delete_connector("v")
+    assert rt.connectors() == []
+    with pytest.raises(ConnectRestError) as e:
+        rt.delete_connector("v")
+    assert (e.value.status, e.value.message) == (404, "Connector v not found")
