@@ -3,7 +3,7 @@
 reporting the version it was built with and leaving that version in the data it touches.
 
 * source records carry ``{"seq": n, "source": VERSION}``;
-* the converter writes ``{"converter": VERSION, "value": ...}`` and reads back ``{"decoded_by": VERSION, ...}``;
+* the converter (also a header converter) writes ``{"converter": VERSION, "value": ...}`` and reads back ``{"decoded_by": VERSION, ...}``;
 * the transformation sets ``value[field] = VERSION`` (``field`` defaults to ``"transform"``);
 * the predicate matches records with an even ``seq`` in major version 1, and every record from 2 on;
 * the sink appends ``{"sink": VERSION, "value": ...}`` lines to its ``file``.
@@ -154,15 +154,21 @@ def _modules(version: str, declare_version: bool = True) -> dict[str, str]:
             import json
 
             import vplug._version as _v
-            from connect_magics.api.converters import Converter, SchemaAndValue
+            from connect_magics.api.converters import Converter, HeaderConverter, SchemaAndValue
             from vplug._guard import reject_version_key
 
 
-            class VersionedConverter(Converter):
+            class VersionedConverter(Converter, HeaderConverter):
             VERSION_METHOD
-                def configure(self, configs, is_key):
+                def configure(self, configs, is_key=None):
                     reject_version_key(configs, "converter")
                     _v.STATE["configured"] += 1
+
+                def from_connect_header(self, topic, header_key, schema, value):
+                    return self.from_connect_data(topic, schema, value)
+
+                def to_connect_header(self, topic, header_key, data):
+                    return self.to_connect_data(topic, data)
 
                 def from_connect_data(self, topic, schema, value, headers=None):
                     if value is None:
@@ -228,6 +234,7 @@ def write_wheel(path: Path, version: str, declare_version: bool = False,
                 entry_points: dict[str, str] | None = None) -> Path:
     """A wheel of ``vplug`` with ``*.dist-info`` metadata (version, optional entry points)."""
     dist = f"vplug-{version}.dist-info"
+    path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as zf:
         for name, text in _modules(version, declare_version).items():
             zf.writestr(f"{PACKAGE}/{name}", text)

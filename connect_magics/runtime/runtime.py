@@ -173,10 +173,12 @@ class ConnectRuntime:
 
         Example::
 
-            >>> rt.explain_topic_creation({"connector.class": "SequenceSource",  # doctest: +SKIP
-            ...     "topic.creation.default.partitions": "3", "topic.creation.default.replication.factor": "1"},
-            ...     topics=["orders"], include_existing=False)["topics"][0]["partitions"]
-            3
+            >>> answer = rt.explain_topic_creation({"connector.class": "SequenceSource",  # doctest: +SKIP
+            ...     "topic.creation.default.partitions": "3",
+            ...     "topic.creation.default.replication.factor": "1"},
+            ...     topics=["orders"], include_existing=False)
+            >>> answer["topics"][0]["group"], answer["topics"][0]["partitions"]  # doctest: +SKIP
+            ('default', 3)
         """
         from connect_magics.errors import BadRequestError
         from connect_magics.runtime.topic_admin import explain_topics
@@ -208,8 +210,8 @@ class ConnectRuntime:
         ctype = self.herder._type(config)
         worker_enabled = self.worker_config.bool("topic.creation.enable")
         try:
-            topic_creation = (TopicCreation.EMPTY if ctype == "sink" else
-                              TopicCreation.from_connector_config(config, worker_enabled, lambda message: None))
+            topic_creation = TopicCreation.EMPTY if ctype == "sink" else TopicCreation.from_connector_config(
+                config, worker_enabled, lambda message: None)
         except TopicCreationConfigError as e:
             raise BadRequestError(f"Connector configuration has {len(e.errors)} invalid topic creation "
                                   f"setting(s):\n{e}") from None
@@ -231,6 +233,8 @@ class ConnectRuntime:
         """
         self.herder.connector_config(name)  # 404 for an unknown connector
         return list(self.status_store.created_topics(name).values())
+
+    # -- end of topic creation ----------------------------------------------------------------------
 
     # -- offsets (KIP-875) --------------------------------------------------------------------------
     def get_offsets(self, name: str) -> dict[str, list[dict[str, Any]]]:

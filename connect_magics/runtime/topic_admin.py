@@ -53,8 +53,12 @@ def _bootstrap(admin_config: Mapping[str, Any] | None) -> str:
     return str((admin_config or {}).get("bootstrap.servers", ""))
 
 
-def describe_topic(admin: AdminClient, topic: str, admin_config: Mapping[str, Any] | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> bool:
+def describe_topic(
+    admin: AdminClient,
+    topic: str,
+    admin_config: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> bool:
     """Whether ``topic`` exists (Kafka's ``TopicAdmin.describeTopics``); never creates it.
 
     Raises :class:`RetriableException` on a timeout (the task backs off and tries again) and
@@ -73,19 +77,26 @@ def describe_topic(admin: AdminClient, topic: str, admin_config: Mapping[str, An
             log.debug("Topic '%s' does not exist on the brokers at %s", topic, _bootstrap(admin_config))
             return False
         if code in _NOT_AUTHORIZED:
-            raise ConnectException(f"Not authorized to describe topic(s) '{names}' on the brokers "
-                                   f"{_bootstrap(admin_config)}") from e
+            raise ConnectException(
+                f"Not authorized to describe topic(s) '{names}' on the brokers {_bootstrap(admin_config)}"
+            ) from e
         if code == KafkaError.UNSUPPORTED_VERSION:
-            raise ConnectException(f"Unable to describe topic(s) '{names}' since the brokers at "
-                                   f"{_bootstrap(admin_config)} do not support the DescribeTopics API.") from e
+            raise ConnectException(
+                f"Unable to describe topic(s) '{names}' since the brokers at "
+                f"{_bootstrap(admin_config)} do not support the DescribeTopics API."
+            ) from e
         if code in _TIMED_OUT:
             raise RetriableException(f"Timed out while describing topics '{names}'") from e
         raise ConnectException(f"Error while attempting to describe topics '{names}'") from e
 
 
 def _new_topic(spec: NewTopicSpec) -> NewTopic:
-    return NewTopic(spec.name, num_partitions=spec.partitions, replication_factor=spec.replication_factor,
-                    config=dict(spec.configs))
+    return NewTopic(
+        spec.name,
+        num_partitions=spec.partitions,
+        replication_factor=spec.replication_factor,
+        config=dict(spec.configs),
+    )
 
 
 def rejected_settings(group: TopicCreationGroup, code: int | None, broker_message: str) -> list[str]:
@@ -96,17 +107,22 @@ def rejected_settings(group: TopicCreationGroup, code: int | None, broker_messag
         >>> g = TopicCreationGroup("default", (".*",), (), 1, 3, {"cleanup.policy": "bogus"})
         >>> rejected_settings(g, KafkaError.INVALID_REPLICATION_FACTOR, "")
         ['topic.creation.default.replication.factor=3']
-        >>> rejected_settings(g, KafkaError.INVALID_CONFIG, "Invalid value bogus for configuration cleanup.policy")
+        >>> rejected_settings(g, KafkaError.INVALID_CONFIG, "Invalid value bogus for cleanup.policy")
         ['topic.creation.default.cleanup.policy=bogus']
     """
-    values = {PARTITIONS_CONFIG: group.partitions, REPLICATION_FACTOR_CONFIG: group.replication_factor,
-              **group.topic_configs}
+    values = {
+        PARTITIONS_CONFIG: group.partitions,
+        REPLICATION_FACTOR_CONFIG: group.replication_factor,
+        **group.topic_configs,
+    }
     if code == KafkaError.INVALID_REPLICATION_FACTOR:
         settings = [REPLICATION_FACTOR_CONFIG]
     elif code == KafkaError.INVALID_PARTITIONS:
         settings = [PARTITIONS_CONFIG]
     elif code == KafkaError.INVALID_CONFIG:
-        settings = [name for name in group.topic_configs if name in broker_message] or list(group.topic_configs)
+        settings = [name for name in group.topic_configs if name in broker_message] or list(
+            group.topic_configs
+        )
     else:
         settings = list(values)
     return [f"{group.config_key(setting)}={values[setting]}" for setting in settings]
@@ -114,14 +130,22 @@ def rejected_settings(group: TopicCreationGroup, code: int | None, broker_messag
 
 def _note_rejected(exc: BaseException, group: TopicCreationGroup, code: int | None, message: str) -> None:
     settings = rejected_settings(group, code, message)
-    if settings:
-        exc.add_note(f"The broker rejected the settings of topic creation group '{group.name}': "
-                     + ", ".join(settings))
+    if not settings:
+        return
+    note = f"The broker rejected the settings of topic creation group '{group.name}': " + ", ".join(settings)
+    if hasattr(exc, "add_note"):  # Python 3.11+: shown under the message in the trace
+        exc.add_note(note)
+    else:
+        exc.args = (f"{exc.args[0]}\n{note}",)
 
 
-def create_or_find_topic(admin: AdminClient, group: TopicCreationGroup, topic: str,
-                         admin_config: Mapping[str, Any] | None = None,
-                         timeout: float = DEFAULT_TIMEOUT) -> str:
+def create_or_find_topic(
+    admin: AdminClient,
+    group: TopicCreationGroup,
+    topic: str,
+    admin_config: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> str:
     """Create ``topic`` with ``group``'s settings: ``"created"``, or ``"existing"`` when it already exists.
 
     Follows ``TopicAdmin.createOrFindTopics`` and ``AbstractWorkerSourceTask.maybeCreateTopic``: every
@@ -144,18 +168,26 @@ def create_or_find_topic(admin: AdminClient, group: TopicCreationGroup, topic: s
         log.debug("Found existing topic '%s' on the brokers at %s", topic, _bootstrap(admin_config))
         return "existing"
     if code in (*_NOT_AUTHORIZED, KafkaError.UNSUPPORTED_VERSION):
-        log.debug("Unable to create topic(s) '%s' on the brokers at %s (%s)", topic, _bootstrap(admin_config),
-                  message)
+        log.debug(
+            "Unable to create topic(s) '%s' on the brokers at %s (%s)",
+            topic,
+            _bootstrap(admin_config),
+            message,
+        )
         log.warning("Request to create new topic '%s' failed", topic)
-        exc = ConnectException(f"Task failed to create new topic {spec.to_java_string()}. Ensure that the task "
-                               "is authorized to create topics or that the topic exists and restart the task")
+        exc = ConnectException(
+            f"Task failed to create new topic {spec.to_java_string()}. Ensure that the task "
+            "is authorized to create topics or that the topic exists and restart the task"
+        )
     elif code == KafkaError.INVALID_CONFIG:
         exc = ConnectException(f"Unable to create topic(s) '{topic}': {message}")
         _note_rejected(exc, group, code, message)
     elif code in _TIMED_OUT:
-        exc = ConnectException(f"Timed out while checking for or creating topic(s) '{topic}'. This could indicate "
-                               "a connectivity issue, unavailable topic partitions, or if this is your first use "
-                               "of the topic it may have taken too long to create.")
+        exc = ConnectException(
+            f"Timed out while checking for or creating topic(s) '{topic}'. This could indicate "
+            "a connectivity issue, unavailable topic partitions, or if this is your first use "
+            "of the topic it may have taken too long to create."
+        )
     else:
         exc = ConnectException(f"Error while attempting to create/find topic(s) '{topic}'")
         _note_rejected(exc, group, code, message)
@@ -173,8 +205,13 @@ def cluster_view(admin: AdminClient, timeout: float = DEFAULT_TIMEOUT) -> dict[s
     if md.brokers:
         resource = ConfigResource(ResourceType.BROKER, str(min(md.brokers)))
         try:
-            configs = admin.describe_configs([resource], request_timeout=timeout)[resource].result(timeout + 5)
-            for key, name in (("partitions", "num.partitions"), ("replication_factor", "default.replication.factor")):
+            configs = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+                timeout + 5
+            )
+            for key, name in (
+                ("partitions", "num.partitions"),
+                ("replication_factor", "default.replication.factor"),
+            ):
                 if name in configs and configs[name].value is not None:
                     view[key] = int(configs[name].value)
         except (KafkaException, concurrent.futures.TimeoutError, ValueError):
@@ -182,8 +219,9 @@ def cluster_view(admin: AdminClient, timeout: float = DEFAULT_TIMEOUT) -> dict[s
     return view
 
 
-def validate_new_topics(admin: AdminClient, specs: Iterable[NewTopicSpec],
-                        timeout: float = DEFAULT_TIMEOUT) -> dict[str, str | None]:
+def validate_new_topics(
+    admin: AdminClient, specs: Iterable[NewTopicSpec], timeout: float = DEFAULT_TIMEOUT
+) -> dict[str, str | None]:
     """Ask the broker whether it would create each topic (CreateTopics with ``validate_only``).
 
     Returns topic → None (the broker accepts the settings) or the broker's error message.
@@ -205,9 +243,15 @@ def validate_new_topics(admin: AdminClient, specs: Iterable[NewTopicSpec],
     return out
 
 
-def explain_topics(admin: AdminClient, topic_creation: TopicCreation, inactive: str | None, topics: Iterable[str],
-                   include_existing: bool = True, created: Mapping[str, Mapping[str, Any]] | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+def explain_topics(
+    admin: AdminClient,
+    topic_creation: TopicCreation,
+    inactive: str | None,
+    topics: Iterable[str],
+    include_existing: bool = True,
+    created: Mapping[str, Mapping[str, Any]] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
     """The explain API's answer (see ``ConnectRuntime.explain_topic_creation``).
 
     ``topics`` come first, then (with ``include_existing``) the broker's other topics, sorted, without
@@ -230,7 +274,9 @@ def explain_topics(admin: AdminClient, topic_creation: TopicCreation, inactive: 
         entry["created_by_connector"] = entry["topic"] in created
         entry["action"] = "none" if not enabled else "exists" if entry["exists"] else "create"
         if not enabled:
-            entry["reason"] = f"Connect will not create this topic: {inactive or 'topic creation is not in use'}"
+            entry["reason"] = (
+                f"Connect will not create this topic: {inactive or 'topic creation is not in use'}"
+            )
         elif entry["exists"]:
             entry["reason"] += "; the topic exists already, so Connect uses it as it is and changes nothing"
         for key in ("partitions", "replication_factor"):
@@ -245,9 +291,14 @@ def explain_topics(admin: AdminClient, topic_creation: TopicCreation, inactive: 
     groups = [*topic_creation.groups, topic_creation.default_group] if topic_creation.enabled else []
     return {
         "enabled": enabled,
-        "reason": inactive if not enabled else "Connect creates each missing topic with the first matching group's "
+        "reason": inactive
+        if not enabled
+        else "Connect creates each missing topic with the first matching group's "
         "settings before a task first sends to it",
         "groups": [g.describe() for g in groups],
-        "broker_defaults": {"partitions": view["partitions"], "replication_factor": view["replication_factor"]},
+        "broker_defaults": {
+            "partitions": view["partitions"],
+            "replication_factor": view["replication_factor"],
+        },
         "topics": entries,
     }

@@ -137,12 +137,15 @@ class NewTopicSpec:
 
         Example::
 
-            >>> NewTopicSpec("orders", 5, 3, {"cleanup.policy": "compact"}).to_java_string()
-            '(name=orders, numPartitions=5, replicationFactor=3, replicasAssignments=null, configs={cleanup.policy=compact})'
+            >>> NewTopicSpec("orders", 5, 3, {"cleanup.policy": "compact"}).to_java_string()[52:]
+            'replicasAssignments=null, configs={cleanup.policy=compact})'
         """
         configs = ", ".join(f"{k}={v}" for k, v in self.configs.items())
-        return (f"(name={self.name}, numPartitions={self.partitions}, replicationFactor={self.replication_factor}, "
-                f"replicasAssignments=null, configs={{{configs}}})")
+        return (
+            f"(name={self.name}, numPartitions={self.partitions}, "
+            f"replicationFactor={self.replication_factor}, "
+            f"replicasAssignments=null, configs={{{configs}}})"
+        )
 
 
 @dataclass(frozen=True)
@@ -448,15 +451,21 @@ def topic_name_error(name: object) -> str | None:
     if name in (".", ".."):
         return 'Topic name cannot be "." or ".."'
     if len(name) > _MAX_TOPIC_LENGTH:
-        return (f"Topic name is illegal, it can't be longer than {_MAX_TOPIC_LENGTH} characters, topic name: "
-                f"{name}")
+        return (
+            f"Topic name is illegal, it can't be longer than {_MAX_TOPIC_LENGTH} characters, topic name: "
+            f"{name}"
+        )
     if not _LEGAL_TOPIC_CHARS.fullmatch(name):
-        return (f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
-                "'.', '_' and '-'")
+        return (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"
+        )
     return None
 
 
-def inactive_reason(config: Mapping[str, str], worker_enabled: bool, connector_type: str = "source") -> str | None:
+def inactive_reason(
+    config: Mapping[str, str], worker_enabled: bool, connector_type: str = "source"
+) -> str | None:
     """Why Connect will not create topics for this connector, or None when it will (given a valid config).
 
     Example::
@@ -466,10 +475,17 @@ def inactive_reason(config: Mapping[str, str], worker_enabled: bool, connector_t
     """
     has_keys = any(key.startswith(TOPIC_CREATION_PREFIX) for key in config)
     if connector_type == "sink":
-        return ("topic creation applies to source connectors only; a sink connector's topic.creation.* "
-                "settings are ignored" if has_keys else "topic creation applies to source connectors only")
+        return (
+            "topic creation applies to source connectors only; a sink connector's topic.creation.* "
+            "settings are ignored"
+            if has_keys
+            else "topic creation applies to source connectors only"
+        )
     if not worker_enabled:
-        return "the worker has topic.creation.enable=false, so the connector's topic.creation.* settings are ignored"
+        return (
+            "the worker has topic.creation.enable=false, so the connector's topic.creation.* settings "
+            "are ignored"
+        )
     if not has_keys:
         return "the connector config has no topic.creation.* settings"
     return None
@@ -496,11 +512,14 @@ def check_connector_config(
     """
     if connector_type == "sink":
         if any(key.startswith(TOPIC_CREATION_PREFIX) for key in config):
-            warn(f"Connector {name}: topic.creation.* settings are ignored: topic creation applies to source "
-                 "connectors only")
+            warn(
+                f"Connector {name}: topic.creation.* settings are ignored: topic creation applies to source "
+                "connectors only"
+            )
         return TopicCreation.EMPTY
-    return TopicCreation.from_connector_config(config, worker_enabled, lambda message: warn(f"Connector {name}: "
-                                                                                            f"{message}"))
+    return TopicCreation.from_connector_config(
+        config, worker_enabled, lambda message: warn(f"Connector {name}: {message}")
+    )
 
 
 def validate_topic_creation(config: Mapping[str, str], worker_enabled: bool = True) -> list[tuple[str, str]]:
@@ -670,7 +689,9 @@ def _parse(
                 ),
             )
         if None not in (include, exclude, rf, partitions):
-            inherited = {s for s in (PARTITIONS_CONFIG, REPLICATION_FACTOR_CONFIG) if prefix + s not in config}
+            inherited = {
+                s for s in (PARTITIONS_CONFIG, REPLICATION_FACTOR_CONFIG) if prefix + s not in config
+            }
             groups.append(
                 TopicCreationGroup(
                     name, include, exclude, partitions, rf, _topic_configs(config, name), inherited

@@ -81,15 +81,23 @@ def states(rt: ConnectRuntime, name: str) -> tuple[str, list[str]]:
 
 
 def source(topic: str, records: int = 20, **extra: str) -> dict[str, str]:
-    return {"connector.class": SEQUENCE, "topic": topic, "records": str(records), "batch.size": "5",
-            **JSON_PLAIN, **extra}
+    return {
+        "connector.class": SEQUENCE,
+        "topic": topic,
+        "records": str(records),
+        "batch.size": "5",
+        **JSON_PLAIN,
+        **extra,
+    }
 
 
 def creation(partitions: int | str = 1, rf: int | str = 1, **extra: str) -> dict[str, str]:
     """``topic.creation.*`` settings: ``extra`` keys are relative to ``topic.creation.``."""
-    return {"topic.creation.default.partitions": str(partitions),
-            "topic.creation.default.replication.factor": str(rf),
-            **{f"topic.creation.{k}": v for k, v in extra.items()}}
+    return {
+        "topic.creation.default.partitions": str(partitions),
+        "topic.creation.default.replication.factor": str(rf),
+        **{f"topic.creation.{k}": v for k, v in extra.items()},
+    }
 
 
 # -- creation enabled -------------------------------------------------------------------------------
@@ -97,35 +105,67 @@ def creation(partitions: int | str = 1, rf: int | str = 1, **extra: str) -> dict
 
 def test_routed_topic_created_with_matched_group_settings(runtime_factory, admin, bootstrap, unique) -> None:
     raw, routed = f"raw-{unique}", f"orders-{unique}"
-    config = source(raw, transforms="route", **{
-        "transforms.route.type": ROUTER, "transforms.route.regex": "raw-(.*)",
-        "transforms.route.replacement": "orders-$1"})
-    config.update(creation(1, 1, **{
-        "groups": "audit, orders",
-        "audit.include": "orders-.*-audit", "audit.partitions": "4",
-        "orders.include": "orders-.*", "orders.exclude": ".*-tmp",
-        "orders.partitions": "3", "orders.cleanup.policy": "compact", "orders.retention.ms": "3600000",
-        "orders.min.insync.replicas": "1", "orders.max.message.bytes": "2000000",
-        "default.cleanup.policy": "delete"}))
+    config = source(
+        raw,
+        transforms="route",
+        **{
+            "transforms.route.type": ROUTER,
+            "transforms.route.regex": "raw-(.*)",
+            "transforms.route.replacement": "orders-$1",
+        },
+    )
+    config.update(
+        creation(
+            1,
+            1,
+            **{
+                "groups": "audit, orders",
+                "audit.include": "orders-.*-audit",
+                "audit.partitions": "4",
+                "orders.include": "orders-.*",
+                "orders.exclude": ".*-tmp",
+                "orders.partitions": "3",
+                "orders.cleanup.policy": "compact",
+                "orders.retention.ms": "3600000",
+                "orders.min.insync.replicas": "1",
+                "orders.max.message.bytes": "2000000",
+                "default.cleanup.policy": "delete",
+            },
+        )
+    )
     group = f"tc-created-{unique}"
     rt = runtime_factory(group)
     rt.create_connector("orders-src", config)
 
-    wait_until(lambda: exists(admin, routed) and count(bootstrap, routed) >= 20, 60,
-               message=f"20 records in {routed}")
+    wait_until(
+        lambda: exists(admin, routed) and count(bootstrap, routed) >= 20,
+        60,
+        message=f"20 records in {routed}",
+    )
     assert states(rt, "orders-src") == ("RUNNING", ["RUNNING"])
     assert not exists(admin, raw)  # the topic after transforms is the one created
     assert partitions(admin, routed) == (3, 1)  # the 'orders' group; RF inherited from 'default'
     entries = topic_config(admin, routed)
-    assert set_on_topic(entries) == {"cleanup.policy": "compact", "retention.ms": "3600000",
-                                     "min.insync.replicas": "1", "max.message.bytes": "2000000"}
+    assert set_on_topic(entries) == {
+        "cleanup.policy": "compact",
+        "retention.ms": "3600000",
+        "min.insync.replicas": "1",
+        "max.message.bytes": "2000000",
+    }
     assert entries["segment.bytes"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert routed in rt.herder.runner("orders-src", 0)._known_topics  # the per-task cache
 
     (created,) = rt.created_topics("orders-src")
-    assert {k: created[k] for k in ("name", "connector", "task", "group", "partitions", "replication_factor")} == {
-        "name": routed, "connector": "orders-src", "task": 0, "group": "orders", "partitions": 3,
-        "replication_factor": 1}
+    assert {
+        k: created[k] for k in ("name", "connector", "task", "group", "partitions", "replication_factor")
+    } == {
+        "name": routed,
+        "connector": "orders-src",
+        "task": 0,
+        "group": "orders",
+        "partitions": 3,
+        "replication_factor": 1,
+    }
     assert created["configs"]["cleanup.policy"] == "compact"
 
     tmp, audit = f"orders-{unique}-tmp", f"orders-{unique}-audit"
@@ -136,13 +176,21 @@ def test_routed_topic_created_with_matched_group_settings(runtime_factory, admin
     assert [e["topic"] for e in answer["topics"]][:3] == [routed, tmp, audit]
     assert len(by_topic) > 3  # the broker's existing topics follow the given names
     made = by_topic[routed]
-    assert (made["group"], made["included_by"], made["action"], made["exists"], made["created_by_connector"]) == (
-        "orders", "orders-.*", "exists", True, True)
+    assert (
+        made["group"],
+        made["included_by"],
+        made["action"],
+        made["exists"],
+        made["created_by_connector"],
+    ) == ("orders", "orders-.*", "exists", True, True)
     blocked = by_topic[tmp]
     assert (blocked["group"], blocked["action"], blocked["exists"]) == ("default", "create", False)
     assert blocked["groups_tried"][1]["excluded_by"] == ".*-tmp"
-    assert (blocked["partitions"], blocked["configs"], blocked["broker_check"]) == (1, {"cleanup.policy": "delete"},
-                                                                                    None)
+    assert (blocked["partitions"], blocked["configs"], blocked["broker_check"]) == (
+        1,
+        {"cleanup.policy": "delete"},
+        None,
+    )
     first = by_topic[audit]
     assert (first["group"], first["partitions"], first["replication_factor"]) == ("audit", 4, 1)
     assert first["settings_from"]["replication.factor"] == "topic.creation.default.replication.factor"
@@ -169,7 +217,9 @@ def test_minus_one_uses_the_broker_defaults(runtime_factory, admin, bootstrap, u
     assert (entry["effective_partitions"], entry["effective_replication_factor"]) == expected
     assert answer["broker_defaults"] == {"partitions": expected[0], "replication_factor": expected[1]}
     rt.create_connector("defaults", config)
-    wait_until(lambda: exists(admin, topic) and count(bootstrap, topic) >= 5, 60, message=f"records in {topic}")
+    wait_until(
+        lambda: exists(admin, topic) and count(bootstrap, topic) >= 5, 60, message=f"records in {topic}"
+    )
     assert partitions(admin, topic) == expected
     assert set_on_topic(topic_config(admin, topic)) == {"retention.ms": "86400000"}
 
@@ -188,8 +238,10 @@ def test_disabled_at_worker_then_enabled_after_restart(runtime_factory, admin, b
     assert rt.validate_connector_config({**broken, "name": "broken"})["error_count"] == 0  # ignored: off
     rt.create_connector("existing", {**source(existing, 10), **rules})
     # With nothing to create the topic (auto-creation is off too), sending fails quickly.
-    rt.create_connector("missing", {**source(missing, 10), **rules,
-                                    "producer.override.topic.metadata.propagation.max.ms": "300"})
+    rt.create_connector(
+        "missing",
+        {**source(missing, 10), **rules, "producer.override.topic.metadata.propagation.max.ms": "300"},
+    )
     rt.create_connector("broken", broken)
     wait_until(lambda: count(bootstrap, existing) >= 10, 60, message=f"10 records in {existing}")
     wait_until(lambda: states(rt, "missing")[1] == ["FAILED"], 60, message="'missing' task FAILED")
@@ -203,8 +255,11 @@ def test_disabled_at_worker_then_enabled_after_restart(runtime_factory, admin, b
     rt.close()
 
     rt2 = runtime_factory(group)  # same group, topic.creation.enable=true (the default)
-    wait_until(lambda: exists(admin, missing) and count(bootstrap, missing) >= 10, 60,
-               message=f"{missing} created and written")
+    wait_until(
+        lambda: exists(admin, missing) and count(bootstrap, missing) >= 10,
+        60,
+        message=f"{missing} created and written",
+    )
     assert states(rt2, "missing") == ("RUNNING", ["RUNNING"])
     assert partitions(admin, missing) == (5, 1)
     assert set_on_topic(topic_config(admin, missing)) == {"cleanup.policy": "compact"}
@@ -219,17 +274,23 @@ def test_disabled_at_worker_then_enabled_after_restart(runtime_factory, admin, b
     trace = rt2.connector_status("broken")["connector"]["trace"]
     assert rt2.task_status("broken", 0)["trace"] == trace
     assert "TopicCreationConfigError" in trace
-    assert ('Missing required configuration "topic.creation.default.replication.factor" which has no default '
-            "value.") in trace
-    assert "Invalid value [(] for configuration topic.creation.g.include: Syntax error in regular expression" \
+    assert (
+        'Missing required configuration "topic.creation.default.replication.factor" which has no default '
+        "value."
+    ) in trace
+    assert (
+        "Invalid value [(] for configuration topic.creation.g.include: Syntax error in regular expression"
         in trace
+    )
     assert not exists(admin, broken_topic)
 
 
 # -- the broker refuses -----------------------------------------------------------------------------
 
 
-def test_refused_creation_fails_the_task_then_fix_and_restart(runtime_factory, admin, bootstrap, unique) -> None:
+def test_refused_creation_fails_the_task_then_fix_and_restart(
+    runtime_factory, admin, bootstrap, unique
+) -> None:
     topic, bad_config_topic = f"rf3-{unique}", f"badcfg-{unique}"
     rt = runtime_factory()
     config = {**source(topic, 10), **creation(2, 3)}
@@ -242,8 +303,10 @@ def test_refused_creation_fails_the_task_then_fix_and_restart(runtime_factory, a
     trace = rt.task_status("rf3", 0)["trace"]
     assert f"ConnectException: Error while attempting to create/find topic(s) '{topic}'" in trace
     assert "INVALID_REPLICATION_FACTOR" in trace  # the broker's reason
-    assert ("The broker rejected the settings of topic creation group 'default': "
-            "topic.creation.default.replication.factor=3") in trace
+    assert (
+        "The broker rejected the settings of topic creation group 'default': "
+        "topic.creation.default.replication.factor=3"
+    ) in trace
     assert not exists(admin, topic)
 
     rt.patch_connector_config("rf3", {"topic.creation.default.replication.factor": "1"})
@@ -254,8 +317,10 @@ def test_refused_creation_fails_the_task_then_fix_and_restart(runtime_factory, a
     assert [t["name"] for t in rt.created_topics("rf3")] == [topic]
 
     # A topic config the broker rejects: the reference's message, and the setting named.
-    rt.create_connector("badcfg", {**source(bad_config_topic, 10),
-                                   **creation(1, 1, **{"default.cleanup.policy": "sometimes"})})
+    rt.create_connector(
+        "badcfg",
+        {**source(bad_config_topic, 10), **creation(1, 1, **{"default.cleanup.policy": "sometimes"})},
+    )
     wait_until(lambda: states(rt, "badcfg")[1] == ["FAILED"], 60, message="task FAILED")
     trace = rt.task_status("badcfg", 0)["trace"]
     assert f"ConnectException: Unable to create topic(s) '{bad_config_topic}': " in trace
@@ -268,29 +333,42 @@ def test_refused_creation_fails_the_task_then_fix_and_restart(runtime_factory, a
 
 def test_validate_reports_topic_creation_errors(runtime_factory, admin, unique) -> None:
     rt = runtime_factory()
-    bad = {**source(f"v-{unique}"), "name": "v", "topic.creation.groups": "g",
-           "topic.creation.g.include": "ok, a(", "topic.creation.g.exclude": "x*+?"}
+    bad = {
+        **source(f"v-{unique}"),
+        "name": "v",
+        "topic.creation.groups": "g",
+        "topic.creation.g.include": "ok, a(",
+        "topic.creation.g.exclude": "x*+?",
+    }
     infos = rt.validate_connector_config(bad)
     errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"] if c["value"]["errors"]}
     assert infos["error_count"] == 4 == len(errors)
     assert errors["topic.creation.default.replication.factor"] == [
-        'Missing required configuration "topic.creation.default.replication.factor" which has no default value.']
+        'Missing required configuration "topic.creation.default.replication.factor" '
+        "which has no default value."
+    ]
     assert errors["topic.creation.default.partitions"] == [
-        'Missing required configuration "topic.creation.default.partitions" which has no default value.']
+        'Missing required configuration "topic.creation.default.partitions" which has no default value.'
+    ]
     assert errors["topic.creation.g.include"][0].startswith(
-        "Invalid value [ok, a(] for configuration topic.creation.g.include: Syntax error in regular expression: "
-        "Unclosed group near index 2")
+        "Invalid value [ok, a(] for configuration topic.creation.g.include: "
+        "Syntax error in regular expression: Unclosed group near index 2"
+    )
     assert errors["topic.creation.g.exclude"][0].startswith(
-        "Invalid value [x*+?] for configuration topic.creation.g.exclude: Syntax error in regular expression: "
-        "Dangling meta character '?' near index 3")  # as Java: a possessive quantifier cannot be made optional
+        "Invalid value [x*+?] for configuration topic.creation.g.exclude: "
+        "Syntax error in regular expression: Dangling meta character '?' near index 3"
+    )  # as Java: a possessive quantifier cannot be made optional
     fixed = {**bad, **creation(1, 1), "topic.creation.g.include": "a", "topic.creation.g.exclude": "tmp-.*+"}
     assert rt.validate_connector_config(fixed)["error_count"] == 0  # possessive quantifiers are fine
 
-    dup = rt.validate_connector_config({**source("t"), "name": "v", **creation(1, 1),
-                                        "topic.creation.groups": "a, b, a"})
+    dup = rt.validate_connector_config(
+        {**source("t"), "name": "v", **creation(1, 1), "topic.creation.groups": "a, b, a"}
+    )
     assert dup["error_count"] == 1
-    assert ("Invalid value [a, b, a] for configuration topic.creation.groups: Duplicate alias provided."
-            in str(dup))
+    assert (
+        "Invalid value [a, b, a] for configuration topic.creation.groups: Duplicate alias provided."
+        in str(dup)
+    )
     zero = rt.validate_connector_config({**source("t"), "name": "v", **creation(0, -2)})
     assert zero["error_count"] == 2
 
@@ -307,8 +385,12 @@ def test_bad_input_changes_nothing(runtime_factory, admin, unique) -> None:
     with pytest.raises(ConnectRestError) as e:
         rt.explain_topic_creation(bad, topics=[topic])
     assert e.value.status == 400 and "topic.creation.default.replication.factor" in e.value.message
-    for topics, field in (("orders", "topics must be a list"), (["a b"], "Invalid value 'a b' in topics"),
-                          ([""], "Invalid value '' in topics"), (["x" * 250], "longer than 249")):
+    for topics, field in (
+        ("orders", "topics must be a list"),
+        (["a b"], "Invalid value 'a b' in topics"),
+        ([""], "Invalid value '' in topics"),
+        (["x" * 250], "longer than 249"),
+    ):
         with pytest.raises(ConnectRestError) as e:
             rt.explain_topic_creation({**source(topic), **creation()}, topics=topics)
         assert e.value.status == 400 and field in e.value.message
@@ -322,19 +404,27 @@ def test_bad_input_changes_nothing(runtime_factory, admin, unique) -> None:
     assert rt.connectors() == [] and not exists(admin, topic)
 
 
-def test_sink_connectors_ignore_topic_creation_with_a_warning(runtime_factory, admin, unique, tmp_path,
-                                                               caplog) -> None:
+def test_sink_connectors_ignore_topic_creation_with_a_warning(
+    runtime_factory, admin, unique, tmp_path, caplog
+) -> None:
     topic = f"sink-in-{unique}"
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     rt = runtime_factory()
-    config = {"connector.class": "FileStreamSink", "topics": topic, "file": str(tmp_path / "out.txt"),
-              **creation(7, 3, **{"groups": "g, g"})}
+    config = {
+        "connector.class": "FileStreamSink",
+        "topics": topic,
+        "file": str(tmp_path / "out.txt"),
+        **creation(7, 3, **{"groups": "g, g"}),
+    }
     assert rt.validate_connector_config({**config, "name": "sink"})["error_count"] == 0
     with caplog.at_level(logging.WARNING, logger="connect_magics.runtime.topic_creation"):
         rt.create_connector("sink", config)
     wait_until(lambda: states(rt, "sink") == ("RUNNING", ["RUNNING"]), 30, message="sink RUNNING")
-    assert any("Connector sink: topic.creation.* settings are ignored: topic creation applies to source "
-               "connectors only" in r.getMessage() for r in caplog.records)
+    assert any(
+        "Connector sink: topic.creation.* settings are ignored: topic creation applies to source "
+        "connectors only" in r.getMessage()
+        for r in caplog.records
+    )
     answer = rt.explain_topic_creation("sink", topics=[f"other-{unique}"], include_existing=False)
     assert (answer["type"], answer["enabled"], answer["topics"][0]["action"]) == ("sink", False, "none")
     assert partitions(admin, topic) == (1, 1)

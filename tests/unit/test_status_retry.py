@@ -796,3 +796,96 @@ def test_context_manager_closes() -> None:
         sender.submit("k", b"v")
     assert not sender._thread.is_alive()
     assert send.store == {"k": b"v"}
+
+
+# --------------------------------------------------------------------------- on_failure (given-up values)
+
+
+def test_on_failure_is_told_each_given_up_value(make_sender) -> None:
+    given_up: list[tuple[str, bytes | None]] = []
+    send = FakeSend(lambda key, value, n: TimeoutError("down") if key.startswith("bad") else None)
+    sender = make_sender(send, on_failure=lambda key, value: given_up.append((key, value)))
+    sender.submit("bad-1", b"v1")
+    sender.submit("good", b"g")
+    sender.submit("bad-2", None)
+    assert sender.flush(WAIT)
+    wait_until(lambda: len(given_up) == 2, what="two on_failure calls")
+    assert sorted(given_up, key=lambda kv: kv[0]) == [("bad-1", b"v1"), ("bad-2", None)]
+    assert sender.metrics()["status-update-failure-total"] == 2
+
+
+def test_on_failure_is_not_told_about_superseded_or_non_retriable_successes(make_sender) -> None:
+    class Fatal(Exception):
+        pass
+
+    given_up: list[tuple[str, bytes | None]] = []
+    send = FakeSend(lambda key, value, n: Fatal("no") if value == b"fatal" else HOLD if n == 0 else None)
+    sender = make_sender(send, on_failure=lambda key, value: given_up.append((key, value)),
+                         is_retriable=lambda e: not isinstance(e, Fatal))
+    sender.submit("k", b"old")
+    first = send.wait_calls(1)[0]
+    sender.submit("k", b"new")  # supersedes the in-flight value
+    first.on_done(ConnectionError("lost"))
+    assert sender.flush(WAIT)
+    assert given_up == []  # the old value was superseded, the new one written
+    sender.submit("f", b"fatal")
+    assert sender.flush(WAIT)
+    wait_until(lambda: given_up == [("f", b"fatal")], what="the non-retriable value")
+
+
+def test_on_failure_that_raises_is_logged_and_ignored(make_sender, caplog) -> None:
+    def broken(key: str, value: bytes | None) -> None:
+        raise RuntimeError("bug in owner")
+
+    sender = make_sender(FakeSend(lambda key, value, n: TimeoutError("down")), on_failure=broken)
+    with caplog.at_level(logging.ERROR, logger=LOGGER):
+        sender.submit("k", b"v")
+        assert sender.flush(WAIT)
+        wait_until(lambda: any("on_failure raised" in r.getMessage() for r in caplog.records),
+                   what="the on_failure error log")
+    sender.submit("k2", b"v")  # the sender still works
+    assert sender.flush(WAIT)
+
+
+# --------------------------------------------------------------------------- worker configuration
+
+
+def test_retry_config_error_is_a_config_exception() -> None:
+    from connect_magics.api.config import ConfigException
+
+    with pytest.raises(ConfigException) as info:
+        RetryPolicy.from_worker_config({JITTER_FACTOR_CONFIG: "2"})
+    assert info.value.name == JITTER_FACTOR_CONFIG == info.value.key
+
+
+@pytest.mark.parametrize(
+    ("props", "key"),
+    [
+        ({MAX_RETRIES_CONFIG: "-1"}, MAX_RETRIES_CONFIG),
+        ({INITIAL_BACKOFF_MS_CONFIG: "-1"}, INITIAL_BACKOFF_MS_CONFIG),
+        ({INITIAL_BACKOFF_MS_CONFIG: "20000"}, INITIAL_BACKOFF_MS_CONFIG),
+        ({MAX_BACKOFF_MS_CONFIG: "-1"}, MAX_BACKOFF_MS_CONFIG),
+        ({BACKOFF_MULTIPLIER_CONFIG: "0.99"}, BACKOFF_MULTIPLIER_CONFIG),
+        ({JITTER_FACTOR_CONFIG: "1.01"}, JITTER_FACTOR_CONFIG),
+        ({JITTER_FACTOR_CONFIG: "-0.5"}, JITTER_FACTOR_CONFIG),
+        ({"status.storage.request.timeout.ms": "0"}, "status.storage.request.timeout.ms"),
+        ({"status.storage.request.timeout.ms": "-5"}, "status.storage.request.timeout.ms"),
+        ({"status.storage.request.timeout.ms": "1.5s"}, "status.storage.request.timeout.ms"),
+    ],
+)
+def test_worker_config_rejects_each_invalid_status_setting_naming_it(props: dict, key: str) -> None:
+    from connect_magics.api.config import ConfigException
+    from connect_magics.runtime.worker_config import WorkerConfig
+
+    with pytest.raises(ConfigException) as info:
+        WorkerConfig("127.0.0.1:9", "g", props)
+    assert f"for configuration {key}" in str(info.value)
+
+
+def test_worker_config_carries_the_policy_and_request_timeout() -> None:
+    from connect_magics.runtime.worker_config import WorkerConfig
+
+    wc = WorkerConfig("127.0.0.1:9", "g", {MAX_RETRIES_CONFIG: 7, JITTER_FACTOR_CONFIG: "0"})
+    assert wc.retry_policy == RetryPolicy(max_retries=7, jitter_factor=0.0)
+    assert wc.int("status.storage.request.timeout.ms") == 1500
+    assert WorkerConfig("127.0.0.1:9", "g").retry_policy == RetryPolicy()

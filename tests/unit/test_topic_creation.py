@@ -458,3 +458,238 @@ def test_topic_creation_equality_and_guard() -> None:
     assert build(base()) != TopicCreation.EMPTY
     with pytest.raises(ValueError, match="default group"):
         TopicCreation(None, [TopicCreationGroup("g", ("x",), (), 1, 1, {})])
+
+
+# -- inheritance, explain details and the worker's checks -------------------------------------------
+
+
+def test_inheritance_is_tracked_per_setting() -> None:
+    config = base(
+        groups="a, b", a__include="a.*", a__partitions="2", b__include="b.*", b__replication__factor="1"
+    )
+    config[PARTITIONS_KEY], config[RF_KEY] = "6", "3"
+    a, b = build(config).groups
+    assert (a.partitions, a.replication_factor, b.partitions, b.replication_factor) == (2, 3, 6, 1)
+    assert a.inherited == {"replication.factor"} and b.inherited == {"partitions"}
+    assert a.settings_from() == {"partitions": "topic.creation.a.partitions", "replication.factor": RF_KEY}
+    assert b.settings_from() == {
+        "partitions": PARTITIONS_KEY,
+        "replication.factor": "topic.creation.b.replication.factor",
+    }
+    assert build(config).default_group.settings_from() == {
+        "partitions": PARTITIONS_KEY,
+        "replication.factor": RF_KEY,
+    }
+
+
+def test_topic_configs_are_not_inherited_from_default() -> None:
+    config = base(groups="g", g__include="g.*", default__cleanup__policy="compact", g__retention__ms="1000")
+    tc = build(config)
+    assert tc.new_topic("g1").configs == {"retention.ms": "1000"}  # as Kafka: only the group's own configs
+    assert tc.new_topic("other").configs == {"cleanup.policy": "compact"}
+    assert tc.groups[0].settings_from()["retention.ms"] == "topic.creation.g.retention.ms"
+
+
+def test_minus_one_is_inherited_and_overridable() -> None:
+    tc = build(base(groups="g", g__include="g.*", g__partitions="4"))
+    assert tc.new_topic("g1") == NewTopicSpec("g1", 4, -1, {})
+    assert tc.new_topic("x") == NewTopicSpec("x", -1, -1, {})
+    tc = build({**base(groups="g", g__include="g.*", g__partitions="-1"), PARTITIONS_KEY: "3"})
+    assert tc.new_topic("g1").partitions == -1 and tc.new_topic("x").partitions == 3
+
+
+def test_exclusion_wins_even_when_include_lists_the_exact_name() -> None:
+    tc = build(base(groups="g, h", g__include="orders, payments", g__exclude="orders", h__include="orders"))
+    assert tc.find_first_group("payments").name == "g"
+    assert tc.find_first_group("orders").name == "h"  # excluded from g, so the next group in order is tried
+    entry = tc.explain(["orders"])[0]
+    assert [(t["group"], t["matched"], t["excluded_by"]) for t in entry["groups_tried"]] == [
+        ("g", False, "orders"),
+        ("h", True, None),
+    ]
+    assert (entry["included_by"], entry["excluded_by"]) == ("orders", None)
+
+
+def test_explain_reports_settings_and_patterns_of_the_chosen_group() -> None:
+    config = base(groups="g", g__include="orders.*", g__replication__factor="1", g__cleanup__policy="compact")
+    hit, miss = build(config).explain(["orders.eu", "users"])
+    assert (hit["group"], hit["included_by"], hit["excluded_by"]) == ("g", "orders.*", None)
+    assert hit["settings_from"] == {
+        "partitions": PARTITIONS_KEY,
+        "replication.factor": "topic.creation.g.replication.factor",
+        "cleanup.policy": "topic.creation.g.cleanup.policy",
+    }
+    assert (miss["group"], miss["included_by"], miss["settings_from"]["partitions"]) == (
+        "default",
+        ".*",
+        PARTITIONS_KEY,
+    )
+
+
+def test_group_describe() -> None:
+    (g,) = build(base(groups="g", g__include="a, b", g__exclude="c", g__retention__ms="5")).groups
+    assert g.describe() == {
+        "group": "g",
+        "include": ["a", "b"],
+        "exclude": ["c"],
+        "partitions": -1,
+        "replication_factor": -1,
+        "configs": {"retention.ms": "5"},
+        "settings_from": {
+            "partitions": PARTITIONS_KEY,
+            "replication.factor": RF_KEY,
+            "retention.ms": "topic.creation.g.retention.ms",
+        },
+    }
+
+
+def test_config_error_is_a_config_exception_naming_the_first_key() -> None:
+    from connect_magics.api.config import ConfigException
+
+    with pytest.raises(ConfigException) as info:
+        build({"topic.creation.groups": "g", "topic.creation.g.include": "("})
+    assert isinstance(info.value, TopicCreationConfigError) and info.value.name == RF_KEY
+    assert str(info.value).startswith(
+        'Missing required configuration "topic.creation.default.replication.factor"'
+    )
+
+
+def test_check_connector_config_for_sources_and_sinks() -> None:
+    from connect_magics.runtime.topic_creation import check_connector_config
+
+    warnings: list[str] = []
+    tc = check_connector_config("src", "source", base(groups="default"), True, warnings.append)
+    assert tc.enabled and warnings == [
+        "Connector src: 'default' topic creation group always exists and does not need to be listed "
+        "explicitly"
+    ]
+    warnings.clear()
+    invalid_for_a_source = {"topic.creation.groups": "g, g", PARTITIONS_KEY: "0"}
+    assert (
+        check_connector_config("snk", "sink", invalid_for_a_source, True, warnings.append)
+        is TopicCreation.EMPTY
+    )
+    assert warnings == [
+        "Connector snk: topic.creation.* settings are ignored: topic creation applies to source "
+        "connectors only"
+    ]
+    warnings.clear()
+    assert (
+        check_connector_config("snk", "sink", {"topics": "t"}, True, warnings.append) is TopicCreation.EMPTY
+    )
+    assert warnings == []
+    with pytest.raises(TopicCreationConfigError):
+        check_connector_config("src", "source", invalid_for_a_source, True, warnings.append)
+
+
+def test_inactive_reason() -> None:
+    from connect_magics.runtime.topic_creation import inactive_reason
+
+    assert inactive_reason(base(), True) is None
+    assert "topic.creation.enable=false" in inactive_reason(base(), False)
+    assert inactive_reason({"topic": "t"}, True) == "the connector config has no topic.creation.* settings"
+    assert "source connectors only" in inactive_reason(base(), True, "sink")
+
+
+def test_new_topic_spec_in_java_format() -> None:
+    spec = NewTopicSpec("t", -1, 3, {"cleanup.policy": "compact", "retention.ms": "5"})
+    assert spec.to_java_string() == (
+        "(name=t, numPartitions=-1, replicationFactor=3, replicasAssignments=null, "
+        "configs={cleanup.policy=compact, retention.ms=5})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("orders.eu_1-x", None),
+        ("", "Topic name is illegal, it can't be empty"),
+        ("..", 'Topic name cannot be "." or ".."'),
+        (
+            "a" * 250,
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "a" * 250,
+        ),
+        (
+            "a/b",
+            "Topic name \"a/b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
+            "and '-'",
+        ),
+        (42, "Topic name must be a string, got int"),
+    ],
+)
+def test_topic_name_error(name: object, error: str | None) -> None:
+    from connect_magics.runtime.topic_creation import topic_name_error
+
+    assert topic_name_error(name) == error
+
+
+def test_rejected_settings_name_the_connector_keys() -> None:
+    from confluent_kafka import KafkaError
+
+    from connect_magics.runtime.topic_admin import rejected_settings
+
+    (g,) = build(
+        base(groups="g", g__include="x", g__partitions="2", g__cleanup__policy="bogus", g__retention__ms="1")
+    ).groups
+    assert rejected_settings(g, KafkaError.INVALID_REPLICATION_FACTOR, "") == [f"{RF_KEY}=-1"]  # inherited
+    assert rejected_settings(g, KafkaError.INVALID_PARTITIONS, "") == ["topic.creation.g.partitions=2"]
+    assert rejected_settings(
+        g, KafkaError.INVALID_CONFIG, "Invalid value bogus for configuration cleanup.policy"
+    ) == ["topic.creation.g.cleanup.policy=bogus"]
+    assert rejected_settings(g, KafkaError.INVALID_CONFIG, "something else") == [
+        "topic.creation.g.cleanup.policy=bogus",
+        "topic.creation.g.retention.ms=1",
+    ]
+    assert len(rejected_settings(g, KafkaError.POLICY_VIOLATION, "")) == 4
+
+
+# -- the regex dialect in topic creation patterns -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "not_matching"),
+    [
+        (r"orders\.\d+", ["orders.1", "orders.42"], ["orders.x", "orders.\u0663", "ordersX1"]),  # \d is ASCII
+        (r"\p{Lower}+-\p{Digit}", ["abc-1"], ["ABC-1", "é-1"]),  # POSIX classes are ASCII, as in Java
+        (r"(?i)orders-.*", ["ORDERS-eu", "orders-x"], ["ordersx"]),
+        (r"a*+a", [], ["a", "aa", "aaa"]),  # possessive: never gives a character back
+        (r"(?>a|ab)c", ["ac"], ["abc"]),  # atomic group: no backtracking into it
+        (r"\Qa.b\E.*", ["a.b", "a.bc"], ["axb"]),  # \Q...\E quotes
+        (r"[a-c[x-z]]+", ["axz"], ["d"]),  # nested class = union, as in Java
+        (r"db1[.](?<table>\w+)", ["db1.users"], ["db1.us-ers"]),  # Java named groups
+    ],
+)
+def test_java_regex_dialect_in_groups(pattern: str, matching: list[str], not_matching: list[str]) -> None:
+    (g,) = build(base(groups="g", g__include=pattern)).groups
+    assert all(g.matches(t) for t in matching) and not any(g.matches(t) for t in not_matching)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        (r"\p{IsLatin}", "Unknown character property name {IsLatin}"),  # scripts: Python has no data
+        (r"[a-z&&[^aeiou]]", "Character class intersection (&&) is not supported"),
+        ("x{a}", "Illegal repetition near index 2"),  # a Java error; Python would match it literally
+        ("(?U)x", "(?U)"),
+        ("x*+?", "Dangling meta character '?' near index 3"),
+    ],
+)
+def test_regex_dialect_rejections_are_config_errors(pattern: str, message: str) -> None:
+    ((key, text),) = errors_of(base(groups="g", g__include="ok", g__exclude=pattern))
+    assert key == "topic.creation.g.exclude"
+    assert text.startswith(
+        f"Invalid value [{pattern}] for configuration topic.creation.g.exclude: Syntax error in "
+        "regular expression: "
+    )
+    assert message in text
+
+
+def test_commas_split_patterns_as_in_kafka() -> None:
+    # include/exclude are Kafka LIST values: a comma always separates two patterns, even inside {m,n}.
+    assert validate_topic_creation(base(groups="g", g__include="a{1,3}"))[0][1].startswith(
+        "Invalid value [a{1, 3}] for configuration topic.creation.g.include: "
+        "Syntax error in regular expression: "
+        "Unclosed counted closure near index 3"
+    )
+    (g,) = build(base(groups="g", g__include="a{1}|aa|aaa")).groups
+    assert g.matches("aa") and not g.matches("aaaa")

@@ -1,0 +1,43 @@
+"""Reading an internal topic raw, with a plain confluent-kafka consumer (not through the runtime)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+from helpers import wait_until
+
+
+def read_records(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[str, bytes | None]]:
+    """``(key, value)`` of every record of ``topic`` up to its current end, in order within each partition."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "raw-reader", "enable.auto.commit": False})
+    try:
+        md = c.list_topics(topic, timeout=10).topics[topic]
+        parts = [TopicPartition(topic, p, 0) for p in sorted(md.partitions)]
+        ends = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+        c.assign(parts)
+        out: list[tuple[str, bytes | None]] = []
+        positions = dict.fromkeys(ends, 0)
+
+        def done() -> bool:
+            for m in c.consume(1000, timeout=0.2):
+                if m.error():
+                    continue
+                out.append((m.key().decode() if m.key() is not None else None, m.value()))
+                positions[m.partition()] = m.offset() + 1
+            return all(positions[p] >= end for p, end in ends.items())
+
+        if any(ends.values()):
+            wait_until(done, timeout, message=lambda: f"the records of {topic} (read {len(out)})")
+        return out
+    finally:
+        c.close()
+
+
+def latest(records: list[tuple[str, bytes | None]]) -> dict[str, Any]:
+    """The newest value of every key, JSON-decoded (None for a tombstone)."""
+    out: dict[str, Any] = {}
+    for key, value in records:
+        out[key] = json.loads(value) if value is not None else None
+    return out
