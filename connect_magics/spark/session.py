@@ -32,8 +32,11 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
         raise RuntimeError(f"Spark 4 needs Java 17 or 21; the only Java found is {java.major} at "
                            f"{java.executable}. Install a JDK 17 or 21 and set JAVA_HOME.")
     os.environ["JAVA_HOME"] = java.home
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (SparkSession.builder.master("local[2]").appName(app_name)
                .config("spark.driver.memory", memory)
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")

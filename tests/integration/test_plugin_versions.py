@@ -193,7 +193,7 @@ def test_bad_ranges_and_missing_versions_are_rejected_at_validation(runtime_fact
     rt = runtime_factory()
 
     def values(config: dict[str, str]) -> tuple[int, dict[str, dict]]:
-        infos = rt.validate_connector_config(config)
+        infos = rt.validate_connector_config({"name": "never", **config})
         return infos["error_count"], {c["value"]["name"]: c for c in infos["configs"] if c["value"]}
 
     count, vals = values(source(topic, "[1.0"))
@@ -258,7 +258,7 @@ def test_a_version_that_is_no_longer_installed_is_never_started(runtime_factory,
     assert state["connector"]["state"] == "FAILED"
     assert (f"Plugin {vp.SOURCE} not found that matches the version range [1.1.0,1.1.0], available versions: "
             "[1.0.0, 2.0.0]") in state["connector"]["trace"]
-    assert all(t["state"] != "RUNNING" for t in state["tasks"])
+    assert all(t["state"] != "RUNNING" for t in state["tasks"]), state["tasks"]
     assert "connector-task-metrics,connector=pinned,task=0" not in rt.metrics()
     reader = TopicReader(bootstrap, topic)
     try:

@@ -428,3 +428,16 @@ def test_sink_connectors_ignore_topic_creation_with_a_warning(
     answer = rt.explain_topic_creation("sink", topics=[f"other-{unique}"], include_existing=False)
     assert (answer["type"], answer["enabled"], answer["topics"][0]["action"]) == ("sink", False, "none")
     assert partitions(admin, topic) == (1, 1)
+
+
+def test_existing_topic_is_success_and_checks_never_create(admin, unique) -> None:
+    from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
+    from connect_magics.runtime.topic_creation import TopicCreation
+
+    topic, absent = f"there-{unique}", f"absent-{unique}"
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    group = TopicCreation.from_connector_config(creation(4, 1)).default_group
+    assert describe_topic(admin, topic)
+    assert create_or_find_topic(admin, group, topic) == "existing"  # "already exists" is success
+    assert partitions(admin, topic) == (1, 1)  # and the topic is left alone
+    assert not describe_topic(admin, absent) and not exists(admin, absent)

@@ -1,0 +1,216 @@
+"""Source and sink throughput of one task (100-byte records) against a bare confluent-kafka loop.
+
+Run:  python bench/bench_throughput.py [--records 200000] [--bootstrap HOST:PORT]
+
+Starts an embedded broker unless --bootstrap is given. Prints a table: records/s of the bare
+producer and consumer loops (the ceiling for Python) and of a connector task doing the same work
+through the runtime, and the ratio of the two, measured in the same run on the same broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+import uuid
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from connect_magics import ConnectRuntime
+from connect_magics.api import SinkConnector, SinkTask, SourceConnector, SourceRecord, SourceTask
+from connect_magics.local import EmbeddedBroker
+
+PAYLOAD = b"x" * 100
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+PRODUCER = {"enable.idempotence": True, "acks": "all"}
+
+
+class BytesSourceTask(SourceTask):
+    """Emits ``records`` 100-byte values in batches, with an offset per record."""
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic, self.left, self.n = props["topic"], int(props["records"]), 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.left <= 0:
+            time.sleep(0.05)
+            return None
+        batch = min(self.left, 2000)
+        self.left -= batch
+        out = [SourceRecord({"p": 0}, {"n": n}, self.topic, value=PAYLOAD) for n in range(self.n, self.n + batch)]
+        self.n += batch
+        return out
+
+    def stop(self) -> None:
+        pass
+
+
+class BytesSource(SourceConnector):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return BytesSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+
+COUNTS: dict[str, int] = {}
+
+
+class CountingSinkTask(SinkTask):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name = props["name"]
+
+    def put(self, records: list) -> None:
+        COUNTS[self.name] = COUNTS.get(self.name, 0) + len(records)
+
+    def stop(self) -> None:
+        pass
+
+
+class CountingSink(SinkConnector):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return CountingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+
+def make_topic(bootstrap: str, name: str) -> str:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
+    return name
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    from confluent_kafka import TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-meta"})
+    try:
+        return c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    finally:
+        c.close()
+
+
+def bare_produce(bootstrap: str, topic: str, n: int) -> float:
+    p = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
+    acked = [0]
+
+    def cb(err: object, msg: object) -> None:
+        acked[0] += 1
+    start = time.perf_counter()
+    for _ in range(n):
+        while True:
+            try:
+                p.produce(topic, PAYLOAD, on_delivery=cb)
+                break
+            except BufferError:
+                p.poll(0.01)
+        p.poll(0)
+    p.flush(120)
+    elapsed = time.perf_counter() - start
+    assert acked[0] == n
+    return n / elapsed
+
+
+def bare_consume(bootstrap: str, topic: str, n: int) -> float:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.subscribe([topic])
+    got, start = 0, None
+    while got < n:
+        msgs = c.consume(500, timeout=1)
+        if msgs and start is None:
+            start = time.perf_counter()
+        got += sum(1 for m in msgs if not m.error())
+    elapsed = time.perf_counter() - start
+    c.close()
+    return n / elapsed
+
+
+def runtime_source(rt: ConnectRuntime, bootstrap: str, topic: str, n: int) -> float:
+    name = f"src-{uuid.uuid4().hex[:6]}"
+    start = time.perf_counter()
+    rt.create_connector(name, {"connector.class": "BytesSource", "topic": topic, "records": str(n),
+                               "value.converter": BYTES, "key.converter": BYTES})
+    runner = rt.herder.runner(name, 0)
+    while runner is None or runner.records_sent < n or runner.submitted.outstanding > 0:
+        time.sleep(0.005)
+        runner = runner or rt.herder.runner(name, 0)
+    elapsed = time.perf_counter() - start
+    rt.delete_connector(name)
+    assert end_offset(bootstrap, topic) >= n
+    return n / elapsed
+
+
+def runtime_sink(rt: ConnectRuntime, topic: str, n: int) -> float:
+    name = f"sink-{uuid.uuid4().hex[:6]}"
+    done = threading.Event()
+    rt.create_connector(name, {"connector.class": "CountingSink", "topics": topic,
+                               "value.converter": BYTES, "key.converter": BYTES})
+    while COUNTS.get(name, 0) == 0:
+        time.sleep(0.001)
+    start = time.perf_counter()
+    first = COUNTS[name]
+    while COUNTS.get(name, 0) < n:
+        time.sleep(0.005)
+    elapsed = time.perf_counter() - start
+    done.set()
+    rt.delete_connector(name)
+    return (n - first) / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--bootstrap")
+    args = ap.parse_args()
+    broker = None
+    bootstrap = args.bootstrap
+    if not bootstrap:
+        broker = EmbeddedBroker().start()
+        bootstrap = broker.bootstrap_servers
+    try:
+        n, tag = args.records, uuid.uuid4().hex[:6]
+        with ConnectRuntime(bootstrap, f"bench-{tag}", {"offset.flush.interval.ms": "1000"}) as rt:
+            rt.plugins.register(BytesSource)
+            rt.plugins.register(CountingSink)
+            bare_p = bare_produce(bootstrap, make_topic(bootstrap, f"bare-{tag}"), n)
+            ours_p = runtime_source(rt, bootstrap, make_topic(bootstrap, f"src-{tag}"), n)
+            bare_c = bare_consume(bootstrap, f"bare-{tag}", n)
+            ours_c = runtime_sink(rt, f"bare-{tag}", n)
+        print(f"{'path':<8}{'bare confluent-kafka':>24}{'connect_magics task':>24}{'ratio':>8}")
+        print(f"{'source':<8}{bare_p:>20,.0f} r/s{ours_p:>20,.0f} r/s{ours_p / bare_p:>8.2f}")
+        print(f"{'sink':<8}{bare_c:>20,.0f} r/s{ours_c:>20,.0f} r/s{ours_c / bare_c:>8.2f}")
+        print(f"({n:,} records of 100 bytes, one task, one partition, acks=all idempotent producer)")
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()
