@@ -6,7 +6,15 @@ import json
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
+
+
+def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
+    """Create topics (the session broker does not auto-create them)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(n, partitions, 1) for n in names]).values():
+        future.result(30)
 
 
 def read_records(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[str, bytes | None]]:

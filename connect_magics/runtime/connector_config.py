@@ -153,9 +153,10 @@ def _version_value(cd: ConfigDef, key: str, group: str, res: _Resolution, config
     whose recommended values are the installed versions, newest first."""
     versions = res.versions_newest_first
     default = default if default is not None else (versions[0] if versions else None)
-    cd.define(key, Type.STRING, default, importance=Importance.LOW, group=group,
-              documentation="The version of the plugin, as a Maven version range ('1.2' means exactly 1.2); "
-                            "the newest installed version if not set.")
+    if key not in cd:  # an alias listed twice is defined once
+        cd.define(key, Type.STRING, default, importance=Importance.LOW, group=group,
+                  documentation="The version of the plugin, as a Maven version range ('1.2' means exactly 1.2); "
+                                "the newest installed version if not set.")
     return ConfigValue(key, config.get(key, default), versions if visible else [], list(res.version_errors), visible)
 
 

@@ -356,6 +356,10 @@ class Herder:
         except (PluginNotFoundError, ValueError) as e:  # not installed, no version in range, bad range
             log.error("Connector %s cannot start: %s", name, e)
             self.status.put_connector(name, "FAILED", trace_of(e))
+            # its tasks cannot start either (Kafka's tasks fail loading the same plugin): say so
+            for index in range(len(self.configs.task_configs(name))):
+                if index not in (keep_tasks or {}):
+                    self.status.put_task(name, index, "FAILED", trace_of(e))
             return
         if target is TargetState.STOPPED:
             self._running[name] = RunningConnector(name, desc, None)

@@ -21,12 +21,13 @@ write to the primary store in a transaction (``write_offsets`` is the single wri
 
 from __future__ import annotations
 
-import json
+import base64
 import logging
 import math
 import re
 import threading
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError
@@ -49,7 +50,7 @@ from connect_magics.storage.group_offsets import (
     list_group_offsets,
 )
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
-from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
+from connect_magics.storage.offset_store import OffsetStore, validate_format, write_offsets
 
 if TYPE_CHECKING:
     from connect_magics.runtime.herder import Herder
@@ -188,22 +189,23 @@ def _parse_request(body: Any) -> list[tuple[dict[str, Any] | None, dict[str, Any
     if not offsets:
         raise BadRequestError(EMPTY_REQUEST)
     entries = []
+    allowed = {"partition", "offset"}
     for i, entry in enumerate(offsets):
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, dict) and not isinstance(entry, Mapping):
             raise ConnectRestError(f'Cannot deserialize offsets[{i}]: expected an object with "partition" and '
                                    f'"offset", but got {_json_type(entry)}')
-        for key in entry:
-            if key not in ("partition", "offset"):
-                raise ConnectRestError(f'Unrecognized field "{key}" in offsets[{i}]: only "partition" and '
-                                       '"offset" are allowed')
-        pair = []
-        for key in ("partition", "offset"):
-            value = entry.get(key)
-            if value is not None and not isinstance(value, Mapping):
-                raise ConnectRestError(f"Cannot deserialize offsets[{i}].{key}: expected a JSON object or null, "
-                                       f"but got {_json_type(value)}")
-            pair.append(None if value is None else dict(value))
-        entries.append((pair[0], pair[1]))
+        if not entry.keys() <= allowed:
+            key = next(k for k in entry if k not in allowed)
+            raise ConnectRestError(f'Unrecognized field "{key}" in offsets[{i}]: only "partition" and '
+                                   '"offset" are allowed')
+        partition, offset = entry.get("partition"), entry.get("offset")
+        for key, value in (("partition", partition), ("offset", offset)):
+            if value is not None and not isinstance(value, dict):
+                if not isinstance(value, Mapping):
+                    raise ConnectRestError(f"Cannot deserialize offsets[{i}].{key}: expected a JSON object or "
+                                           f"null, but got {_json_type(value)}")
+        entries.append((partition if partition is None or isinstance(partition, dict) else dict(partition),
+                        offset if offset is None or isinstance(offset, dict) else dict(offset)))
     return entries
 
 
@@ -219,11 +221,13 @@ def _java_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        if math.isfinite(value) and (value == 0 or 1e-3 <= abs(value) < 1e7):
+        if not math.isfinite(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if value == 0 or 1e-3 <= abs(value) < 1e7:
             return repr(value)
-        text = repr(value).replace("e+", "E").replace("e", "E").replace("inf", "Infinity").replace("nan", "NaN")
-        mantissa, _, exponent = text.partition("E")
-        return text if not exponent or "." in mantissa else f"{mantissa}.0E{exponent}"
+        number = Decimal(repr(value))  # the shortest digits, as Java prints them: 1.0E20, 1.5E-5
+        digits = "".join(map(str, number.as_tuple().digits)).rstrip("0") or "0"
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{number.adjusted()}"
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}={_java_string(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
@@ -351,29 +355,44 @@ def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
 # -- source connectors -------------------------------------------------------------------------------------
 
 
-def _normalized_source_offsets(entries: list[tuple[dict | None, dict | None]]) -> list[tuple[dict, dict | None]]:
-    """Kafka's ``OffsetUtils.validateFormat`` and JSON round trip of every entry (errors are 500s, as in
-    Kafka); a null partition is refused too. Later entries for the same partition win."""
+def _normalized(what: dict[str, Any] | None) -> dict[str, Any] | None:
+    """One partition or offset map checked by Kafka's ``OffsetUtils.validateFormat`` and normalized as Kafka's
+    JSON round trip would (bytes become base64 text, subclasses such as numpy floats their JSON type)."""
+    if what is None:
+        return None
+    try:
+        validate_format(what)
+    except ValueError as e:
+        raise ConnectRestError(str(e)) from e
+    out = None
+    for key, value in what.items():
+        kind = type(value)
+        if value is None or kind is str or kind is int or kind is bool:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConnectRestError(f"Offsets may only contain finite numbers, but field {key} contains {value}")
+        if kind is float:
+            continue
+        out = dict(what) if out is None else out
+        if isinstance(value, (bytes, bytearray)):
+            out[key] = base64.b64encode(value).decode()
+        else:
+            out[key] = next(t(value) for t in (bool, int, float, str) if isinstance(value, t))
+    return what if out is None else out
+
+
+def _normalized_source_offsets(entries: list[tuple[dict | None, dict | None]]) -> dict[Any, tuple[dict, dict | None]]:
+    """Every entry checked and normalized (errors are 500s, as in Kafka; a null partition is refused too),
+    keyed by the frozen partition; later entries for a partition win."""
     out: dict[Any, tuple[dict, dict | None]] = {}
     for i, (partition, offset) in enumerate(entries):
         if partition is None:
             raise ConnectRestError(f"The partition of offsets[{i}] is null or missing: source connector offsets "
                                    "need a partition object")
-        for what in (partition, offset):
-            try:
-                validate_format(what)
-            except ValueError as e:
-                raise ConnectRestError(str(e)) from e
-            for key, value in (what or {}).items():
-                if isinstance(value, float) and not math.isfinite(value):
-                    raise ConnectRestError(f"Offsets may only contain finite numbers, but field {key} contains "
-                                           f"{value}")
-        try:
-            partition, offset = json.loads(json.dumps([partition, offset], allow_nan=False))
-        except (TypeError, ValueError) as e:
-            raise ConnectRestError(f"Offsets must be JSON values: {e}") from e
-        out[freeze(partition)] = (partition, offset)
-    return list(out.values())
+        partition = _normalized(partition)
+        # Partition values are primitives, so partition_key() is the stores' freeze().
+        out[partition_key(partition)] = (partition, _normalized(offset))
+    return out
 
 
 def _read_stores(herder: Herder, name: str) -> list[OffsetStore]:
@@ -395,20 +414,22 @@ def _merged(stores: list[OffsetStore], name: str) -> dict[Any, tuple[dict, dict]
 
 
 def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc,
-                  offsets: list[tuple[dict, dict | None]] | None) -> dict[str, str]:
-    """Alter (``offsets``) or reset (None) a source connector's offsets in its stores, hook first."""
+                  offsets: dict[Any, tuple[dict, dict | None]] | None) -> dict[str, str]:
+    """Alter (``offsets``, by frozen partition) or reset (None) a source connector's offsets, hook first."""
     reset = offsets is None
     try:
         stores = _read_stores(herder, name)
         known = _merged(stores, name)
-        if reset:
-            offsets = [(partition, None) for partition, _ in known.values()]
+        if offsets is None:
+            pairs = [(partition, None) for partition, _ in known.values()]
+            hook_offsets: dict[Any, Any] = dict.fromkeys(known)
         else:
             # Reuse the stored form (key order) of known partitions, so that the record keys match.
-            offsets = [(known[freeze(p)][0] if freeze(p) in known else p, o) for p, o in offsets]
-        hook_result = _call_hook(name, desc, config, {partition_key(p): o for p, o in offsets})
-        if offsets:
-            _write(stores, name, offsets)
+            pairs = [(known[key][0] if key in known else p, o) for key, (p, o) in offsets.items()]
+            hook_offsets = {key: o for key, (_, o) in offsets.items()}
+        hook_result = _call_hook(name, desc, config, hook_offsets)
+        if pairs:
+            _write(stores, name, pairs)
         return {"message": success_message(hook_result, reset)}
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for source connector {name}") from e
@@ -494,7 +515,7 @@ def connector_store_spec(config: Mapping[str, str], wc: WorkerConfig) -> tuple[s
         overrides = client_overrides(config, kind, policy)
         client.update({k: v for k, v in overrides.items() if k.startswith(CLIENT_KEYS_PREFIXES)})
     worker = wc.client_config()
-    same_cluster = client == worker or (
+    same_cluster = client.get("bootstrap.servers") == worker.get("bootstrap.servers") or (
         (cid := _cluster_id(client)) is not None and cid == _cluster_id(worker))
     topic = (config.get(OFFSETS_TOPIC_CONFIG) or "").strip() or wc["offset.storage.topic"]
     if same_cluster and topic == wc["offset.storage.topic"]:

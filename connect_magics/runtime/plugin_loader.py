@@ -148,8 +148,11 @@ class Installation:
             return None
 
     def import_module(self, name: str) -> ModuleType:
-        """Import ``name`` (as the installation calls it) from this installation."""
-        return importlib.import_module(f"{self.package}.{name}")
+        """Import ``name`` as the installation's code would: from the installation if it ships it (child
+        first), else from the environment."""
+        if self.provides(name.partition(".")[0]):
+            return importlib.import_module(f"{self.package}.{name}")
+        return importlib.import_module(name)
 
     def load_class(self, qualified: str) -> Any:
         """``mypkg.mod.Class`` (or ``mypkg.mod:Class``) from this installation."""

@@ -201,10 +201,8 @@ def _roles(columns: list[str], partition_columns: list[str] | None, offset_colum
 def _spark_rows(frame: Any) -> tuple[list[str], dict[str, list[Any]], dict[str, Any] | None]:
     columns = list(frame.columns)
     meta: dict[str, Any] = {"columns": {}}
-    for field in frame.schema.fields:
-        role = (field.metadata or {}).get(META_KEY)
-        if role:
-            meta["columns"][field.name] = list(role)
+    for field in frame.schema.fields:  # every column carries the whole map: renamed/replaced ones still resolve
+        meta["columns"].update(((field.metadata or {}).get(META_KEY) or {}).get("columns") or {})
     rows = frame.collect()
     data = {c: [row[i] for row in rows] for i, c in enumerate(columns)}
     return columns, data, (meta if meta["columns"] else None)
@@ -303,7 +301,7 @@ def offsets_to_spark(spark: Any, offsets: Mapping[str, Any] | Iterable[Mapping[s
         spark_type = _spark_type(c, data[c])
         if isinstance(spark_type, T.DecimalType):
             data[c] = [None if v is None else Decimal(v) for v in data[c]]
-        metadata = {META_KEY: list(roles[c])} if c in roles else {}
+        metadata = {META_KEY: {"columns": {k: list(v) for k, v in roles.items()}}} if roles else {}
         fields.append(T.StructField(c, spark_type, True, metadata))
     rows = [tuple(data[c][i] for c in columns) for i in range(len(frame))]
     return spark.createDataFrame(rows, T.StructType(fields))

@@ -18,9 +18,12 @@ from connect_magics.storage.kafka_log import KafkaLog
 log = logging.getLogger(__name__)
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # built once: json.dumps(...) per call is slow
+
+
 def dumps(value: object) -> bytes:
     """Compact JSON as Kafka's internal JsonConverter writes it (no spaces, insertion order)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _COMPACT.encode(value).encode()
 
 
 class TargetState(str, enum.Enum):

@@ -140,8 +140,11 @@ class KafkaLog:
                 self._cond.wait(min(remaining, 0.1))
 
     def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
-             callback: DoneCallback | None = None) -> None:
-        """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered."""
+             callback: DoneCallback | None = None, poll: bool = True) -> None:
+        """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered.
+
+        ``poll=False`` skips serving delivery callbacks right away (for bulk writes, which poll once at the end;
+        the reader thread serves them too)."""
         def on_delivery(err: KafkaError | None, _msg: object) -> None:
             if callback is not None:
                 callback(None if err is None else KafkaException(err))
@@ -153,7 +156,8 @@ class KafkaLog:
                 break
             except BufferError:
                 self._producer.poll(0.05)
-        self._producer.poll(0)
+        if poll:
+            self._producer.poll(0)
 
     def poll(self, timeout: float = 0) -> None:
         """Serve delivery callbacks."""

@@ -57,6 +57,8 @@ class OffsetStore:
         self.client_config = dict(client_config)
         # connector -> frozen partition -> (partition, offset)
         self._data: dict[str, dict[Any, tuple[Partition, dict[str, Any]]]] = {}
+        # connector -> frozen partition -> the record key last read for it (writes reuse these exact bytes)
+        self._keys: dict[str, dict[Any, bytes]] = {}
         self._lock = threading.Lock()
         self.log = KafkaLog(topic, client_config, self._apply)
 
@@ -80,12 +82,17 @@ class OffsetStore:
         if not isinstance(partition, dict):
             log.warning("Ignoring offsets record of %s whose partition is not a map: %r", connector, partition)
             return
+        frozen = freeze(partition)
+        offset = None if value is None else json.loads(value)
         with self._lock:
             parts = self._data.setdefault(connector, {})
+            keys = self._keys.setdefault(connector, {})
             if value is None:
-                parts.pop(freeze(partition), None)
+                parts.pop(frozen, None)
+                keys.pop(frozen, None)
             else:
-                parts[freeze(partition)] = (partition, json.loads(value))
+                parts[frozen] = (partition, offset)
+                keys[frozen] = key
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         self.log.read_to_end(timeout)
@@ -124,9 +131,15 @@ class OffsetStore:
 
         if not items and callback is not None:
             callback(None)
+        with self._lock:
+            known = dict(self._keys.get(connector, {}))
         for partition, offset in items:
-            self.log.send(offset_key(connector, partition), None if offset is None else dumps(offset),
-                          callback=done)
+            # The exact key bytes of a known partition, so that the new record replaces it under compaction
+            # even if this partition map lists its fields in another order.
+            key = known.get(freeze(partition)) if known else None
+            self.log.send(key or offset_key(connector, partition), None if offset is None else dumps(offset),
+                          callback=done, poll=False)
+        self.log.poll(0)
         return len(items)
 
 

@@ -258,7 +258,8 @@ def test_a_version_that_is_no_longer_installed_is_never_started(runtime_factory,
     assert state["connector"]["state"] == "FAILED"
     assert (f"Plugin {vp.SOURCE} not found that matches the version range [1.1.0,1.1.0], available versions: "
             "[1.0.0, 2.0.0]") in state["connector"]["trace"]
-    assert all(t["state"] != "RUNNING" for t in state["tasks"]), state["tasks"]
+    assert [t["state"] for t in state["tasks"]] == ["FAILED"]  # its task cannot load that version either
+    assert "matches the version range [1.1.0,1.1.0]" in state["tasks"][0]["trace"]
     assert "connector-task-metrics,connector=pinned,task=0" not in rt.metrics()
     reader = TopicReader(bootstrap, topic)
     try:

@@ -4,12 +4,13 @@ rules for overwriting a status, and our own writes never being undone when they 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Producer
 from helpers import wait_until
-from raw_topics import latest, read_records
+from raw_topics import create_topics, latest, read_records
 
 from connect_magics import ConnectRuntime
 
@@ -60,8 +61,8 @@ def test_statuses_of_another_worker_follow_the_reference_rules(rt: ConnectRuntim
     ours = store.tasks("ghost")[0]
     assert (ours.state, ours.worker_id, ours.generation) == ("RUNNING", rt.worker_config.worker_id, g)
     records = read_records(bootstrap, rt.worker_config["status.storage.topic"])
-    mine = [json.loads(v)["state"] for k, v in records
-            if k.endswith("-ghost-0") or k.endswith("-ghost") if json.loads(v)["worker_id"] != OTHER]
+    ghost = [json.loads(v) for k, v in records if k in ("status-connector-ghost", "status-task-ghost-0")]
+    mine = [value["state"] for value in ghost if value["worker_id"] != OTHER]
     assert mine == ["RUNNING"]  # the FAILED and UNASSIGNED were not written
     # A FAILED status over our own status is fine (same worker).
     store.put_task("ghost", 0, "FAILED", "boom")
@@ -79,6 +80,7 @@ def test_records_of_other_writers_are_read(rt: ConnectRuntime) -> None:
 
 
 def test_own_writes_are_not_undone_when_read_back(rt: ConnectRuntime, bootstrap: str, unique: str) -> None:
+    create_topics(bootstrap, f"own-{unique}")
     config = {"connector.class": "SequenceSource", "topic": f"own-{unique}", "rate": "1"}
     rt.create_connector("c", config)
     wait_until(lambda: rt.connector_status("c")["tasks"], 30, message="a task status")
@@ -86,6 +88,27 @@ def test_own_writes_are_not_undone_when_read_back(rt: ConnectRuntime, bootstrap:
     rt.delete_connector("c")
     rt.create_connector("c", config)
     store = rt.status_store
+    # Hold the reader at the tombstone of task 7 to make "written, not read back yet" certain.
+    reached, release = threading.Event(), threading.Event()
+    read = store.log._on_record
+
+    def slow_reader(key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
+        if key == b"status-task-c-7" and value is None:
+            reached.set()
+            release.wait(30)
+        read(key, value, partition, offset)
+
+    store.put_task("c", 7, "RUNNING")
+    assert store.flush(30)
+    store.log._on_record = slow_reader
+    store.remove_task("c", 7)
+    wait_until(reached.is_set, 30, message="the tombstone at the reader")
+    store.put_task("c", 7, "PAUSED")  # newer than the tombstone the reader is about to apply
+    release.set()
+    store.log.read_to_end()
+    assert store.tasks("c")[7].state == "PAUSED"
+    store.log._on_record = read
+    store.remove_task("c", 7)
     store.put_topic("c", "x", 0)
     store.reset_topics("c")
     store.put_topic("c", "x", 0)  # used again right after a reset
@@ -101,6 +124,7 @@ def test_own_writes_are_not_undone_when_read_back(rt: ConnectRuntime, bootstrap:
 
 def test_each_runtime_writes_a_newer_generation(bootstrap: str, unique: str) -> None:
     group = f"gen-{unique}"
+    create_topics(bootstrap, f"gen-{unique}")
     with ConnectRuntime(bootstrap, group) as first:
         first.create_connector("c", {"connector.class": "SequenceSource", "topic": f"gen-{unique}", "rate": "1"})
         g1 = first.status_store.generation
@@ -111,3 +135,25 @@ def test_each_runtime_writes_a_newer_generation(bootstrap: str, unique: str) -> 
         assert second.status_store.flush(30)
         state = latest(read_records(bootstrap, second.worker_config["status.storage.topic"]))
         assert state["status-connector-c"]["generation"] == g1 + 1
+
+
+@pytest.mark.parametrize(("props", "key"), [
+    ({"status.storage.retry.initial.backoff.ms": "20000"}, "status.storage.retry.initial.backoff.ms"),
+    ({"status.storage.retry.jitter.factor": "1.5"}, "status.storage.retry.jitter.factor"),
+    ({"status.storage.retry.backoff.multiplier": "0.5"}, "status.storage.retry.backoff.multiplier"),
+    ({"status.storage.retry.max.retries": "-1"}, "status.storage.retry.max.retries"),
+    ({"status.storage.retry.max.backoff.ms": "-1"}, "status.storage.retry.max.backoff.ms"),
+    ({"status.storage.request.timeout.ms": "0"}, "status.storage.request.timeout.ms"),
+])
+def test_invalid_status_settings_stop_the_runtime_from_starting(bootstrap: str, unique: str, props: dict,
+                                                                 key: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    from connect_magics.api.config import ConfigException
+
+    group = f"bad-{unique}"
+    with pytest.raises(ConfigException) as e:
+        ConnectRuntime(bootstrap, group, props)
+    assert f"for configuration {key}: " in str(e.value)
+    existing = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
+    assert not [t for t in existing if t.startswith(group)], "nothing is created"

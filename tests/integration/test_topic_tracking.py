@@ -7,9 +7,8 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
-from raw_topics import latest, read_records
+from raw_topics import create_topics, latest, read_records
 
 from connect_magics import ConnectRestError, ConnectRuntime
 from connect_magics.connectors import verifying
@@ -30,12 +29,6 @@ def runtime_factory(bootstrap: str, unique: str) -> Iterator[Callable[..., Conne
     yield make
     for rt in reversed(made):
         rt.close()
-
-
-def create_topics(bootstrap: str, *names: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(n, 1, 1) for n in names]).values():
-        future.result(30)
 
 
 def topics(rt: ConnectRuntime, name: str) -> list[str]:

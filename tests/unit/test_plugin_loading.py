@@ -43,11 +43,10 @@ def plugins(plugin_dir: Path) -> Plugins:
 
 @pytest.fixture
 def clean_env_modules():
-    """Forget environment modules a test put on sys.path (the isolated ones never collide)."""
-    before = set(sys.modules)
+    """Forget the environment modules these tests put on sys.path (the isolated ones never collide)."""
     yield
-    for name in set(sys.modules) - before:
-        if not name.startswith("connect_magics"):
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("vplug", "envhelper", "epplug", "upper"):
             del sys.modules[name]
 
 
@@ -89,8 +88,12 @@ def test_absolute_imports_resolve_inside_the_installation(plugins: Plugins) -> N
         for module in ("source", "sink", "converter", "transform", "predicate"):
             assert inst.import_module(f"vplug.{module}")._v is own  # `import vplug._version as _v`
         assert inst.import_module("vplug").VERSION == version  # `from vplug._version import VERSION`
-        task = plugins.load_class(plugins.find(vp.SOURCE, ("source",), version), "vplug.source.VersionedSourceTask")
-        assert task().version() == version
+        desc = plugins.find(vp.SOURCE, ("source",), version)
+        assert plugins.load_class(desc, "vplug.source.VersionedSourceTask")().version() == version
+    # a name the installation does not ship comes from the environment
+    from connect_magics.connectors.file import FileStreamSourceTask
+
+    assert plugins.load_class(desc, "connect_magics.connectors.file.FileStreamSourceTask") is FileStreamSourceTask
 
 
 def test_the_environment_keeps_its_own_module_of_the_same_name(plugins: Plugins, tmp_path: Path,
@@ -339,6 +342,12 @@ def test_a_bad_range_is_an_error_of_the_version_key(plugins: Plugins, spec: str,
         infos = validate_connector_config(_source(**extra, **{key: spec}), plugins)
         assert _values(infos)[key]["value"]["errors"] == [f"Invalid value {spec} for configuration {key}: {maven}"]
         assert infos["error_count"] == 1, key
+
+
+def test_an_alias_listed_twice_does_not_break_validation(plugins: Plugins) -> None:
+    infos = validate_connector_config(_source(**{"transforms": "t,t", "transforms.t.type": vp.TRANSFORM,
+                                                 "transforms.t.plugin.version": "1.0.0"}), plugins)
+    assert _values(infos)["transforms.t.plugin.version"]["value"]["value"] == "1.0.0"
 
 
 def test_a_connector_converter_defaults_to_the_version_packaged_with_the_connector(plugins: Plugins) -> None:
