@@ -119,7 +119,7 @@ class SinkTaskRunner(TaskRunner):
 
     def _deliver(self, msgs: list[Any]) -> None:
         batch: list[SinkRecord] = []
-        consumed: dict[TopicPartition, int] = {}
+        consumed: dict[tuple[str, int], int] = {}
         kconv, vconv, chain = self.key_converter, self.value_converter, self.chain
         for m in msgs:
             err = m.error()
@@ -127,18 +127,15 @@ class SinkTaskRunner(TaskRunner):
                 if err.code() == KafkaError._PARTITION_EOF or err.retriable():
                     continue
                 raise KafkaException(err)
-            topic = m.topic()
-            tp = TopicPartition(topic, m.partition())
-            consumed[tp] = m.offset() + 1
-            if self.track_topics:
-                self.services.status.put_topic(self.id.connector, topic, self.id.task)
+            topic, offset = m.topic(), m.offset()
+            consumed[(topic, m.partition())] = offset + 1
             try:
                 key = kconv.to_connect_data(topic, m.key())
                 value = vconv.to_connect_data(topic, m.value())
                 ts_type, ts = m.timestamp()
                 record = SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
                                     ts if ts_type else None, self.headers_from_kafka(topic, m.headers()),
-                                    kafka_offset=m.offset())
+                                    kafka_offset=offset)
                 out = chain.apply(record)
             except Exception:
                 if self.tolerate_errors:
@@ -147,6 +144,9 @@ class SinkTaskRunner(TaskRunner):
                 raise
             if out is not None:
                 batch.append(out)
+        if self.track_topics:  # KIP-558: the topics consumed, before transformations
+            for topic in {t for t, _ in consumed}:
+                self.services.status.put_topic(self.id.connector, topic, self.id.task)
         while True:
             try:
                 self.task.put(batch)
@@ -157,7 +157,7 @@ class SinkTaskRunner(TaskRunner):
                     return
                 time.sleep(0.1)
         self.records_put += len(batch)
-        self.current.update(consumed)
+        self.current.update({TopicPartition(t, p): o for (t, p), o in consumed.items()})
 
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         self._last_commit = time.monotonic()

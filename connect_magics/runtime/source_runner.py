@@ -37,37 +37,42 @@ class SubmittedRecords:
 
     The committable offset of a partition is that of the last record of its acknowledged prefix, so
     an offset is never committed ahead of a record the broker has not confirmed.
+    Used from the task's thread only (delivery callbacks are served by its ``poll``), so it needs no lock.
     """
 
     def __init__(self) -> None:
         self._by_partition: dict[Any, deque[_Submitted]] = {}
-        self._lock = threading.Lock()
+        self._last: tuple[dict | None, Any] = (None, freeze(None))
         self.outstanding = 0
 
     def submit(self, partition: dict | None, offset: dict | None) -> _Submitted:
         rec = _Submitted(partition, offset)
-        with self._lock:
-            self._by_partition.setdefault(freeze(partition), deque()).append(rec)
-            self.outstanding += 1
+        last_partition, key = self._last
+        if partition != last_partition:  # consecutive records mostly share a partition: skip re-freezing
+            key = freeze(partition)
+            self._last = (partition, key)
+        queue = self._by_partition.get(key)
+        if queue is None:
+            queue = self._by_partition[key] = deque()
+        queue.append(rec)
+        self.outstanding += 1
         return rec
 
     def ack(self, rec: _Submitted) -> None:
-        with self._lock:
-            rec.acked = True
-            self.outstanding -= 1
+        rec.acked = True
+        self.outstanding -= 1
 
     def committable(self) -> list[tuple[dict, dict | None]]:
         """Pop each partition's acknowledged prefix; return (partition, latest offset) pairs."""
         out = []
-        with self._lock:
-            for key, queue in list(self._by_partition.items()):
-                last = None
-                while queue and queue[0].acked:
-                    last = queue.popleft()
-                if last is not None and last.partition is not None and last.offset is not None:
-                    out.append((last.partition, last.offset))
-                if not queue:
-                    del self._by_partition[key]
+        for key, queue in list(self._by_partition.items()):
+            last = None
+            while queue and queue[0].acked:
+                last = queue.popleft()
+            if last is not None and last.partition is not None and last.offset is not None:
+                out.append((last.partition, last.offset))
+            if not queue:
+                del self._by_partition[key]
         return out
 
 

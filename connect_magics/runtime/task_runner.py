@@ -172,7 +172,9 @@ class TaskRunner(ABC):
 
     def headers_from_kafka(self, topic: str, raw: list[tuple[str, bytes | None]] | None) -> Headers:
         headers = Headers()
-        for key, value in raw or []:
+        if not raw:
+            return headers
+        for key, value in raw:
             sv = self.header_converter.to_connect_header(topic, key, value)
             headers.add(key, sv.value, sv.schema)
         return headers

@@ -18,11 +18,21 @@ from connect_magics.storage.kafka_log import KafkaLog
 log = logging.getLogger(__name__)
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # built once: json.dumps(...) per call is slow
+def _not_serializable(o: object) -> object:
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+# Built once (json.dumps builds an encoder per call, which is most of its cost for small values).
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_C_COMPACT = (json.encoder.c_make_encoder(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",",
+                                          False, False, True)
+              if json.encoder.c_make_encoder is not None else None)
 
 
 def dumps(value: object) -> bytes:
     """Compact JSON as Kafka's internal JsonConverter writes it (no spaces, insertion order)."""
+    if _C_COMPACT is not None and not isinstance(value, str):
+        return "".join(_C_COMPACT(value, 0)).encode()
     return _COMPACT.encode(value).encode()
 
 

@@ -244,6 +244,9 @@ class StatusStore:
         >>> store.put_topic("sink", "orders", 0); store.topics("sink")  # doctest: +SKIP
         ['orders']
         """
+        known = self._topics.get(connector)
+        if known is not None and topic in known:  # the hot path, per record: no lock for a read
+            return
         with self._lock:
             topics = self._topics.get(connector)
             if topics is not None and topic in topics:
