@@ -29,9 +29,12 @@ def client_logger(name: str) -> logging.Logger:
 
 def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
                  configs: Mapping[str, str], timeout: float = 30.0) -> int:
-    """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count."""
-    md = admin.list_topics(name, timeout=timeout)
-    topic = md.topics.get(name)
+    """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count.
+
+    Existence is checked with a metadata request for all topics, never for ``name`` alone: that would
+    make a broker with ``auto.create.topics.enable`` create it with the wrong settings.
+    """
+    topic = admin.list_topics(timeout=timeout).topics.get(name)
     if topic is None or topic.error is not None:
         new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
                        config=dict(configs))
@@ -41,12 +44,13 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_fac
             if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
         deadline = time.monotonic() + timeout
-        while True:
-            topic = admin.list_topics(name, timeout=timeout).topics.get(name)
-            if topic is not None and topic.error is None and topic.partitions:
+        while True:  # until every partition has a leader, so that the first reads and writes succeed
+            topic = admin.list_topics(timeout=timeout).topics.get(name)
+            if topic is not None and topic.error is None and topic.partitions \
+                    and all(p.leader >= 0 for p in topic.partitions.values()):
                 break
             if time.monotonic() > deadline:
-                raise TimeoutError(f"Topic {name} was created but its metadata did not appear")
+                raise TimeoutError(f"Topic {name} was created but its partitions have no leader yet")
             time.sleep(0.05)
     return len(topic.partitions)
 
