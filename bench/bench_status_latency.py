@@ -125,9 +125,10 @@ def run(rt: ConnectRuntime, broker: EmbeddedBroker, topic: str, iterations: int,
 
     broker.stop()
     stopped = time.monotonic()
+    rt.status_store.put_task("bench-once", 0, "RUNNING")  # written once: it is retried, never superseded
     outage = measure_spread(measured, iterations, seconds)
     outage_measured_in = time.monotonic() - stopped
-    during = rt.metrics()[METRICS_GROUP]
+    during = {**rt.metrics()[METRICS_GROUP], "superseded": rt.status_store.sender.superseded}
     pause_took: list[float] = []
     pause_error: list[BaseException] = []
 
@@ -160,8 +161,8 @@ def run(rt: ConnectRuntime, broker: EmbeddedBroker, topic: str, iterations: int,
         print(f"{name:<{width}}{up[0]:>9.3f}{up[1]:>9.3f}{down[0]:>10.3f}{down[1]:>10.3f}{down[2]:>10.3f}"
               f"{down[0] / up[0]:>11.2f}{down[1] / up[1]:>11.2f}")
     p = summary(pause_healthy)
-    print(f"\nOutage calls spread over the {outage_measured_in:.2f} s after stopping the broker, while the "
-          f"status store retried ({during}); worst single call {worst:.3f} ms (goal < 10 ms): "
+    print(f"\nOutage calls spread over the {outage_measured_in:.2f} s after stopping the broker, with the "
+          f"status store at {during}; worst single call {worst:.3f} ms (goal < 10 ms): "
           f"{'OK' if worst < 10 else 'ABOVE GOAL'}")
     print(f"pause+resume with the broker up (config topic writes): p50 {p[0]:.1f} ms, p99 {p[1]:.1f} ms")
     outcome = f"raised {pause_error[0]!r}" if pause_error else "succeeded"

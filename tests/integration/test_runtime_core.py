@@ -291,3 +291,86 @@ def test_duplicate_create_is_409_and_delete_removes(runtime_factory, bootstrap, 
     with pytest.raises(ConnectRestError) as e:
         rt.delete_connector("v")
     assert (e.value.status, e.value.message) == (404, "Connector v not found")
+
+
+def test_records_it_does_not_understand_are_skipped(runtime_factory, bootstrap, unique) -> None:
+    from confluent_kafka import Producer
+
+    group, topic = f"junk-{unique}", f"junk-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory(group)
+    rt.create_connector("ok", {"connector.class": "VerifyingSink", "topics": topic})
+    rt.close()
+    p = Producer({"bootstrap.servers": bootstrap})
+    for t, key, value in [(f"{group}-configs", b"connector-broken", b"not json"),
+                          (f"{group}-configs", b"mystery-key", b"{}"),
+                          (f"{group}-offsets", b"[\"x\"]", b"{}"),
+                          (f"{group}-offsets", b"garbage", b"{}"),
+                          (f"{group}-status", b"status-task-nonsense", b"{}"),
+                          (f"{group}-status", b"status-connector-x", b"[1,2")]:
+        p.produce(t, value, key)
+    assert p.flush(30) == 0
+    rt2 = runtime_factory(group)
+    assert rt2.connectors() == ["ok"]
+    wait_until(lambda: statuses(rt2, "ok") == ("RUNNING", ["RUNNING"]), 30, message="restored despite junk")
+
+
+class ReconfiguringConnector(SourceConnector):
+    """Asks for new task configs whenever its ``tasks`` setting says so (see the test)."""
+
+    instances: list = []
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props, self.count = props, 1
+        ReconfiguringConnector.instances.append(self)
+
+    def task_class(self) -> type:
+        from connect_magics.connectors import SequenceSourceTask
+
+        return SequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{"topic": self.props["topic"], "task.id": str(i), "rate": "5"} for i in range(self.count)]
+
+    def stop(self) -> None:
+        pass
+
+
+def test_request_task_reconfiguration(runtime_factory, bootstrap, unique) -> None:
+    topic = f"reconf-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory()
+    rt.plugins.register(ReconfiguringConnector)
+    rt.create_connector("re", {"connector.class": "ReconfiguringConnector", "topic": topic, "tasks.max": "3"})
+    wait_until(lambda: statuses(rt, "re") == ("RUNNING", ["RUNNING"]), 30, message="one task")
+    connector = ReconfiguringConnector.instances[-1]
+    connector.count = 3
+    connector.context.request_task_reconfiguration()
+    wait_until(lambda: statuses(rt, "re") == ("RUNNING", ["RUNNING"] * 3), 30, message="three tasks")
+    assert len(rt.connector_info("re")["tasks"]) == 3
+
+
+def test_client_override_policy(runtime_factory, bootstrap, unique) -> None:
+    topic = f"pol-{unique}"
+    create_topic(bootstrap, topic)
+    rt = runtime_factory(**{"connector.client.config.override.policy": "None"})
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("v", {"connector.class": "VerifyingSink", "topics": topic,
+                                  "consumer.override.group.id": "mine"})
+    assert e.value.status == 400 and "The 'None' policy does not allow 'group.id' to be overridden" in e.value.message
+    assert rt.connectors() == []
+    rt2 = runtime_factory(f"pol2-{unique}")  # the default policy, All, allows it
+    name = f"grp-{unique}"
+    rt2.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic,
+                                "consumer.override.group.id": f"mine-{unique}"})
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, b"{}")
+    p.flush(10)
+    wait_until(lambda: verifying.received(name), 30, message="a record")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wait_until(lambda: f"mine-{unique}" in {g.group_id for g in admin.list_consumer_groups().result(10).valid},
+               30, message="the overridden consumer group")
