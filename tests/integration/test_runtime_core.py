@@ -364,7 +364,7 @@ def test_client_override_policy(runtime_factory, bootstrap, unique) -> None:
     assert rt.connectors() == []
     rt2 = runtime_factory(f"pol2-{unique}")  # the default policy, All, allows it
     name = f"grp-{unique}"
-    rt2.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic,
+    rt2.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic, "value.converter": STRING,
                                 "consumer.override.group.id": f"mine-{unique}"})
     from confluent_kafka import Producer
     p = Producer({"bootstrap.servers": bootstrap})
