@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type
+from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type, java_str
 from connect_magics.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask, Task
 from connect_magics.api.data import STRING_SCHEMA
 from connect_magics.api.errors import ConnectException
@@ -405,7 +405,7 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 class FileStreamSinkTask(SinkTask):
-    """Appends ``str(value)`` and a newline per record (UTF-8); :meth:`flush` fsyncs the file.
+    """Appends the value as Java's ``String.valueOf`` prints it and a newline per record (UTF-8); :meth:`flush` fsyncs the file.
 
     Each :meth:`put` is one ``write`` to a file opened in append mode, so that several tasks appending to
     one file do not interleave partial lines.
@@ -437,7 +437,7 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: list[SinkRecord]) -> None:
         if not records:
             return
-        data = "".join(f"{record.value}\n" for record in records)
+        data = "".join(f"{java_str(record.value)}\n" for record in records)  # as Java's String.valueOf
         if self._fd is None:
             sys.stdout.write(data)
             return

@@ -412,7 +412,7 @@ def test_file_sink_task_appends_lines_and_fsyncs_on_flush(tmp_path: Path,
     offsets = {TopicPartition("t", 0): 5}
     assert task.pre_commit(offsets) == offsets
     assert len(synced) == 1
-    assert out.read_text(encoding="utf-8") == "existing\nline1\nline2\n42\n{'a': 1}\n日本\n"
+    assert out.read_text(encoding="utf-8") == "existing\nline1\nline2\n42\n{a=1}\n日本\n"
     task.stop()
     task.stop()
 
