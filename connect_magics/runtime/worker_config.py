@@ -68,9 +68,9 @@ class WorkerConfig(Mapping[str, str]):
                                   "Must be one of None, Principal, All")
         self.retry_policy = RetryPolicy.from_worker_config(self._props)
         timeout = self.int("status.storage.request.timeout.ms")  # ours: see docs/status-and-topics.md
-        if not 1 <= timeout <= 2**31 - 1:
+        if not 10 <= timeout <= 2**31 - 1:
             raise ConfigException("status.storage.request.timeout.ms", timeout,
-                                  "Value must be at least 1 and no more than 2147483647")
+                                  "Value must be at least 10 and no more than 2147483647")
 
     def __getitem__(self, key: str) -> str:
         return self._props[key]

@@ -163,6 +163,36 @@ class KafkaLog:
         if poll:
             self._producer.poll(0)
 
+    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback) -> int:
+        """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
+        runs once, after the broker answered for the last one."""
+        if not records:
+            callback(None)
+            return 0
+        pending = [len(records)]
+        first_error: list[BaseException | None] = [None]
+        lock = threading.Lock()
+
+        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+            with lock:
+                pending[0] -= 1
+                if err is not None and first_error[0] is None:
+                    first_error[0] = KafkaException(err)
+                last = pending[0] == 0
+            if last:
+                callback(first_error[0])
+
+        produce, poll, topic = self._producer.produce, self._producer.poll, self.topic
+        for key, value in records:
+            while True:
+                try:
+                    produce(topic, value, key, on_delivery=on_delivery)
+                    break
+                except BufferError:
+                    poll(0.05)
+        poll(0)
+        return len(records)
+
     def poll(self, timeout: float = 0) -> None:
         """Serve delivery callbacks."""
         self._producer.poll(timeout)

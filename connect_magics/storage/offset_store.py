@@ -59,6 +59,9 @@ class OffsetStore:
         self._data: dict[str, dict[Any, tuple[Partition, dict[str, Any]]]] = {}
         # connector -> frozen partition -> the record key last read for it (writes reuse these exact bytes)
         self._keys: dict[str, dict[Any, bytes]] = {}
+        # (key, value) bytes this store wrote -> what they decode to, so that reading them back skips the JSON
+        # parsing (the bulk of reading back a large alter or reset); bounded, entries leave when read back.
+        self._written: dict[tuple[bytes, bytes | None], tuple[str, Partition, Any, Offset]] = {}
         self._lock = threading.Lock()
         self.log = KafkaLog(topic, client_config, self._apply)
 
@@ -69,6 +72,10 @@ class OffsetStore:
         self.log.stop()
 
     def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
+        written = self._written.pop((key, value), None) if self._written else None
+        if written is not None:
+            self._store(*written, key, value is None)
+            return
         try:
             parsed = json.loads(key) if key is not None else None
         except ValueError:
@@ -82,12 +89,15 @@ class OffsetStore:
         if not isinstance(partition, dict):
             log.warning("Ignoring offsets record of %s whose partition is not a map: %r", connector, partition)
             return
-        frozen = freeze(partition)
-        offset = None if value is None else json.loads(value)
+        self._store(connector, partition, freeze(partition), None if value is None else json.loads(value), key,
+                    value is None)
+
+    def _store(self, connector: str, partition: Partition, frozen: Any, offset: Offset, key: bytes,
+               tombstone: bool) -> None:
         with self._lock:
             parts = self._data.setdefault(connector, {})
             keys = self._keys.setdefault(connector, {})
-            if value is None:
+            if tombstone:
                 parts.pop(frozen, None)
                 keys.pop(frozen, None)
             else:
@@ -116,31 +126,22 @@ class OffsetStore:
     def write(self, connector: str, offsets: Iterable[tuple[Partition, Offset]],
               callback: Callable[[BaseException | None], None] | None = None) -> int:
         """Write offsets asynchronously; ``callback`` runs once, after the last acknowledgement."""
-        items = list(offsets)
-        pending = [len(items)]
-        first_error: list[BaseException | None] = [None]
-        lock = threading.Lock()
-
-        def done(err: BaseException | None) -> None:
-            with lock:
-                pending[0] -= 1
-                first_error[0] = first_error[0] or err
-                last = pending[0] == 0
-            if last and callback is not None:
-                callback(first_error[0])
-
-        if not items and callback is not None:
-            callback(None)
         with self._lock:
             known = dict(self._keys.get(connector, {}))
-        for partition, offset in items:
+        prefix = b"[" + dumps(connector) + b","
+        records = []
+        if len(self._written) > 1_000_000:  # records that were never read back (failed writes)
+            self._written.clear()
+        written = self._written
+        for partition, offset in offsets:
+            frozen = freeze(partition)
             # The exact key bytes of a known partition, so that the new record replaces it under compaction
             # even if this partition map lists its fields in another order.
-            key = known.get(freeze(partition)) if known else None
-            self.log.send(key or offset_key(connector, partition), None if offset is None else dumps(offset),
-                          callback=done, poll=False)
-        self.log.poll(0)
-        return len(items)
+            key = known.get(frozen) or prefix + dumps(partition) + b"]"
+            value = None if offset is None else dumps(offset)
+            written[(key, value)] = (connector, dict(partition), frozen, None if offset is None else dict(offset))
+            records.append((key, value))
+        return self.log.send_all(records, callback or (lambda _err: None))
 
 
 def write_offsets(stores: list[OffsetStore], connector: str, offsets: Iterable[tuple[Partition, Offset]],

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient
 from helpers import wait_until
 from raw_topics import create_topics, latest, read_records
 
@@ -160,6 +161,20 @@ def status_changes_during_outage(rt: ConnectRuntime, lat: Latency, tasks: int) -
     lat("metrics", rt.metrics)
 
 
+def wait_until_served(rt: ConnectRuntime) -> None:
+    """After a restart the broker answers before it leads every partition: wait until the status
+    topic can be written and read again."""
+    admin = AdminClient({"bootstrap.servers": rt.worker_config["bootstrap.servers"]})
+    topic = rt.worker_config["status.storage.topic"]
+
+    def led() -> bool:
+        md = admin.list_topics(topic, timeout=5).topics[topic]
+        return md.error is None and all(p.error is None and p.leader >= 0 for p in md.partitions.values())
+
+    wait_until(led, 60, message="leaders for the status topic")
+    rt.status_store.log.read_to_end(30)
+
+
 def assert_topic_holds_the_latest_statuses(rt: ConnectRuntime, bootstrap: str, topic: str) -> None:
     state = latest(read_records(bootstrap, rt.worker_config["status.storage.topic"]))
     store = rt.status_store
@@ -219,8 +234,10 @@ def test_short_outage_retries_with_growing_backoff_then_converges(make_runtime, 
 
 def test_long_outage_counts_and_logs_failures_without_waiting(make_runtime, outage_broker, unique,
                                                               caplog) -> None:
-    rt = make_runtime(**{"status.storage.retry.max.retries": "1", "status.storage.retry.initial.backoff.ms": "100",
-                         "status.storage.retry.max.backoff.ms": "200", "status.storage.request.timeout.ms": "500",
+    # A short retry window (3 attempts of 1 s, 200-250 ms then 400-500 ms apart: about 4 s), still longer
+    # than the clients' reconnect backoff (500 ms), so that the first write after the broker returns succeeds.
+    rt = make_runtime(**{"status.storage.retry.max.retries": "2", "status.storage.retry.initial.backoff.ms": "200",
+                         "status.storage.retry.max.backoff.ms": "400", "status.storage.request.timeout.ms": "1000",
                          "reconnect.backoff.max.ms": "500"})
     topic = start_pipeline(rt, outage_broker.bootstrap_servers, unique, tasks=1)
     store, lat = rt.status_store, Latency()
@@ -229,27 +246,35 @@ def test_long_outage_counts_and_logs_failures_without_waiting(make_runtime, outa
     with caplog.at_level(logging.ERROR, logger=RETRY_LOGGER):
         outage_broker.stop()
         status_changes_during_outage(rt, lat, tasks=1)
-        # The retry window (about 1.2 s) passes: every pending update is given up, counted and logged.
+        lat("status write (topic)", store.put_topic, "idle", "lost", 0)  # as a task records a topic
+        assert rt.connector_topics("idle") == {"idle": {"topics": ["lost"]}}
+        # The retry window passes: every pending update is given up, counted and logged.
         wait_until(lambda: lat("connector_status", rt.connector_status, "idle")
                    and store.sender.pending == 0, 30, message="every update given up")
         given_up = counters(rt)
-        failed_keys = {"status-connector-idle", "status-task-idle-0", f"status-topic-{topic}:connector-seq"}
+        failed_keys = {"status-connector-idle", "status-task-idle-0", f"status-topic-{topic}:connector-seq",
+                       "status-topic-lost:connector-idle"}
         errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
         for key in failed_keys:
-            assert any(f"for key {key} after 1 retries" in m for m in errors), (key, errors)
+            assert any(f"for key {key} after 2 retries" in m for m in errors), (key, errors)
         # Calls still answer at once, from memory, with the newest states.
         assert lat("connector_status", rt.connector_status, "idle")["tasks"][0]["state"] == "RUNNING"
         assert lat("connector_topics", rt.connector_topics, "seq") == {"seq": {"topics": []}}
+        # A topic record that never reached Kafka is forgotten, so that the next use records it again.
+        wait_until(lambda: rt.connector_topics("idle") == {"idle": {"topics": []}}, 10, message="lost forgotten")
         outage_broker.start()
+        wait_until_served(rt)
 
     assert given_up["failure"] - before["failure"] >= len(failed_keys)
     assert given_up["success"] == before["success"]
     assert max(lat.worst.values()) < BOUND, lat.worst
 
-    # The next update after the broker returns succeeds.
+    # The next updates after the broker returns succeed.
     rt.restart_connector("idle")
-    wait_until(lambda: store.sender.pending == 0 and counters(rt)["success"] > given_up["success"], 60,
-               message="the next update written")
+    store.put_topic("idle", "lost", 0)
+    wait_until(lambda: store.sender.pending == 0 and counters(rt)["success"] >= given_up["success"] + 2, 60,
+               message="the next updates written")
     assert counters(rt)["failure"] == given_up["failure"]
     state = latest(read_records(outage_broker.bootstrap_servers, rt.worker_config["status.storage.topic"]))
     assert state["status-connector-idle"] == store.connector("idle").to_json()
+    assert state["status-topic-lost:connector-idle"]["topic"]["name"] == "lost"

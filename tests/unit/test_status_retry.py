@@ -870,6 +870,8 @@ def test_retry_config_error_is_a_config_exception() -> None:
         ({JITTER_FACTOR_CONFIG: "-0.5"}, JITTER_FACTOR_CONFIG),
         ({"status.storage.request.timeout.ms": "0"}, "status.storage.request.timeout.ms"),
         ({"status.storage.request.timeout.ms": "-5"}, "status.storage.request.timeout.ms"),
+        ({"status.storage.request.timeout.ms": "9"}, "status.storage.request.timeout.ms"),
+        ({"status.storage.request.timeout.ms": str(2**31)}, "status.storage.request.timeout.ms"),
         ({"status.storage.request.timeout.ms": "1.5s"}, "status.storage.request.timeout.ms"),
     ],
 )
@@ -889,3 +891,11 @@ def test_worker_config_carries_the_policy_and_request_timeout() -> None:
     assert wc.retry_policy == RetryPolicy(max_retries=7, jitter_factor=0.0)
     assert wc.int("status.storage.request.timeout.ms") == 1500
     assert WorkerConfig("127.0.0.1:9", "g").retry_policy == RetryPolicy()
+
+
+def test_worker_config_accepts_the_request_timeout_bounds() -> None:
+    from connect_magics.runtime.worker_config import WorkerConfig
+
+    for value in ("10", "2147483647"):
+        wc = WorkerConfig("127.0.0.1:9", "g", {"status.storage.request.timeout.ms": value})
+        assert wc.int("status.storage.request.timeout.ms") == int(value)
