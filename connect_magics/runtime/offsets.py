@@ -324,7 +324,7 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     except GroupOffsetsError as e:
         if e.code in (KafkaError.UNKNOWN_MEMBER_ID, KafkaError.GROUP_SUBSCRIBED_TO_TOPIC):
             raise ConnectRestError(ZOMBIES.format(verb="alter", c=name)) from e
-        raise ConnectRestError(f"Failed to alter consumer group offsets for connector {name}: {e}") from e
+        raise ConnectRestError(f"Failed to alter consumer group offsets for connector {name}") from e
     return {"message": success_message(hook_result, reset=False)}
 
 
@@ -348,7 +348,7 @@ def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     except GroupOffsetsError as e:
         if e.code == KafkaError.NON_EMPTY_GROUP:
             raise ConnectRestError(ZOMBIES.format(verb="reset", c=name)) from e
-        raise ConnectRestError(f"Failed to reset consumer group offsets for sink connector {name}: {e}") from e
+        raise ConnectRestError(f"Failed to reset consumer group offsets for sink connector {name}") from e
     return {"message": success_message(hook_result, reset=True)}
 
 

@@ -204,6 +204,8 @@ def delete_group_offsets(client_config: Mapping[str, str], group: str, partition
             message = lib.rd_kafka_event_error_string(event) or lib.rd_kafka_err2str(code)
             raise GroupOffsetsError(code, message.decode(errors="replace"))
         result = lib.rd_kafka_event_DeleteConsumerGroupOffsets_result(event)
+        if not result:
+            raise GroupOffsetsError(KafkaError._FAIL, f"Unexpected answer deleting offsets of group {group}")
         count = ctypes.c_size_t(0)
         groups = lib.rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, ctypes.byref(count))
         for i in range(count.value):

@@ -732,3 +732,52 @@ def test_stopping_failed_connectors(rt: ConnectRuntime, bootstrap: str, unique: 
         rt.resume_connector(name)
         wait_until(lambda n=name: state(rt, n) == ("RUNNING", ["RUNNING"]), 30, message=f"{name} resumed")
         wait_until(lambda n=name: source_offsets(rt, n) == {0: 4}, 30, message=f"{name} ran")
+
+
+# -- DataFrames ----------------------------------------------------------------------------------------------------
+
+
+def test_offsets_as_a_dataframe_edited_and_sent_back(rt: ConnectRuntime, bootstrap: str, unique: str) -> None:
+    src, snk, topic = f"frame-src-{unique}", f"frame-snk-{unique}", f"frame-{unique}"
+    create_topic(bootstrap, topic, 3)
+    source(rt, src, topic, 10, tasks=2, initial_state="STOPPED")
+    seed_source_offsets(rt, src, {0: 5, 1: 2**62})
+    frame = rt.offsets_frame(src)
+    assert list(frame.columns) == ["task", "seq"] and str(frame["seq"].dtype) == "Int64"
+    assert rt.alter_offsets_from_frame(src, frame) == {"message": ALTERED}  # the unchanged round trip
+    assert source_offsets(rt, src) == {0: 5, 1: 2**62}
+    frame.loc[frame["task"] == 0, "seq"] = 100
+    frame.loc[frame["task"] == 1, "seq"] = None  # reset task 1
+    assert rt.alter_offsets_from_frame(src, frame) == {"message": ALTERED}
+    assert source_offsets(rt, src) == {0: 100}
+
+    rt.create_connector(snk, {"connector.class": "HookSink", "topics": topic}, initial_state="STOPPED")
+    alter_group_offsets(AdminClient({"bootstrap.servers": bootstrap}), f"connect-{snk}",
+                        {(topic, 0): 1, (topic, 1): 2, (topic, 2): 3})
+    frame = rt.offsets_frame(snk)
+    assert list(frame.columns) == ["kafka_topic", "kafka_partition", "kafka_offset"] and len(frame) == 3
+    frame["kafka_offset"] = frame["kafka_offset"] * 10
+    frame.loc[frame["kafka_partition"] == 2, "kafka_offset"] = None
+    assert rt.alter_offsets_from_frame(snk, frame) == {"message": ALTERED}
+    assert group_offsets(bootstrap, f"connect-{snk}") == {(topic, 0): 10, (topic, 1): 20}
+    # A frame without metadata: the roles come from the connector's current offsets.
+    plain = frame.copy()
+    plain.attrs.clear()
+    plain["kafka_offset"] = 7
+    assert rt.alter_offsets_from_frame(snk, plain) == {"message": ALTERED}
+    assert group_offsets(bootstrap, f"connect-{snk}") == {(topic, p): 7 for p in range(3)}
+
+
+def test_sink_on_another_cluster_without_an_admin_override(rt: ConnectRuntime, bootstrap: str, second_broker: Any,
+                                                           unique: str) -> None:
+    other = second_broker.bootstrap_servers
+    topic, name = f"far-consumer-{unique}", f"far-consumer-{unique}"
+    create_topic(other, topic, 1)
+    produce(other, topic, {0: 3})
+    sink(rt, name, topic, **{"consumer.override.bootstrap.servers": other})
+    wait_until(lambda: sink_offsets(rt, name) == {(topic, 0): 3}, 30, message="read all")
+    stop(rt, name)
+    body = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}
+    assert rt.alter_offsets(name, body) == {"message": ALTERED}
+    assert group_offsets(other, f"connect-{name}") == {(topic, 0): 1}
+    assert not group_exists(bootstrap, f"connect-{name}")

@@ -167,12 +167,14 @@ def wait_until_served(rt: ConnectRuntime) -> None:
     admin = AdminClient({"bootstrap.servers": rt.worker_config["bootstrap.servers"]})
     topic = rt.worker_config["status.storage.topic"]
 
-    def led() -> bool:
+    def served() -> bool:
         md = admin.list_topics(topic, timeout=5).topics[topic]
-        return md.error is None and all(p.error is None and p.leader >= 0 for p in md.partitions.values())
+        if md.error is not None or any(p.error is not None or p.leader < 0 for p in md.partitions.values()):
+            return False
+        rt.status_store.log.read_to_end(5)  # raises (not yet) until every partition is served
+        return True
 
-    wait_until(led, 60, message="leaders for the status topic")
-    rt.status_store.log.read_to_end(30)
+    wait_until(served, 60, message="the status topic served again")
 
 
 def assert_topic_holds_the_latest_statuses(rt: ConnectRuntime, bootstrap: str, topic: str) -> None:

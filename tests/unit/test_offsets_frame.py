@@ -47,9 +47,9 @@ def test_source_round_trip_is_lossless() -> None:
     assert list(frame.columns) == ["db", "table", "shard", "lsn", "txid", "snapshot", "ratio", "note", "extra"]
     assert len(frame) == 4
     back = frame_to_request(frame)
-    for got, want in zip(back["offsets"], SOURCE["offsets"]):
+    for got, want in zip(back["offsets"], SOURCE["offsets"], strict=True):
         assert same(got, want)
-        for value_got, value_want in zip(got["offset"].values(), want["offset"].values()):
+        for value_got, value_want in zip(got["offset"].values(), want["offset"].values(), strict=True):
             assert type(value_got) is type(value_want)
 
 

@@ -1,0 +1,261 @@
+"""IPython magics ``%connect`` and ``%%connect``: a thin layer over :class:`~connect_magics.ConnectRuntime`.
+
+>>> %load_ext connect_magics  # doctest: +SKIP
+>>> %connect start --embedded  # doctest: +SKIP
+>>> %connect status lines -o st  # doctest: +SKIP
+
+Tables (statuses, plugins, offsets, validation errors) are pandas DataFrames, everything else plain text,
+so the magics work where widgets cannot render (EMR). Every failure raises, so the cell ends as an error:
+:class:`UsageError` for bad input, a :class:`ConnectMagicError` (a UsageError carrying the HTTP ``status``)
+for the runtime's 4xx answers; 5xx :class:`~connect_magics.errors.ConnectRestError` propagate unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Dict, Unicode
+
+from connect_magics.errors import ConnectRestError
+from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body
+
+log = logging.getLogger(__name__)
+
+STATUS_COLUMNS = ["id", "state", "worker_id", "version", "trace"]
+LIST_COLUMNS = ["connector", "type", "state", "tasks"]
+
+
+class ConnectMagicError(UsageError):
+    """The runtime refused a request (a 4xx ConnectRestError): ``status`` and ``message`` as the REST API."""
+
+    def __init__(self, error: ConnectRestError) -> None:
+        super().__init__(f"{error.message} (HTTP {error.status})")
+        self.status = error.status
+        self.message = error.message
+
+
+def status_frame(status: dict[str, Any]) -> pd.DataFrame:
+    """One row for the connector (``id`` ``"connector"``) and one per task, from a status JSON."""
+    rows = [{"id": "connector", **status.get("connector", {})}]
+    rows += [{**t, "id": str(t.get("id"))} for t in status.get("tasks", [])]
+    frame = pd.DataFrame(rows)
+    extra = [c for c in frame.columns if c not in STATUS_COLUMNS]
+    return frame.reindex(columns=[c for c in STATUS_COLUMNS if c in frame.columns] + extra).fillna("")
+
+
+def tasks_summary(status: dict[str, Any]) -> str:
+    """``"0:RUNNING, 1:FAILED"`` for a status JSON's tasks."""
+    return ", ".join(f"{t.get('id')}:{t.get('state')}" for t in status.get("tasks", []))
+
+
+def offsets_frame(rt: Any, name: str) -> pd.DataFrame:
+    """The runtime's offsets DataFrame helper when it has one, else a flat frame from the JSON."""
+    helper = getattr(rt, "offsets_frame", None)
+    if callable(helper):
+        return helper(name)
+    entries = rt.get_offsets(name)["offsets"]
+    return pd.json_normalize([{"partition": e["partition"], "offset": e["offset"]} for e in entries])
+
+
+@magics_class
+class ConnectMagics(Magics):
+    """``%connect`` / ``%%connect``; configure with ``%config ConnectMagics.bootstrap_servers = "host:9092"``.
+
+    ``runtime`` is the running :class:`~connect_magics.ConnectRuntime` (None before ``%connect start``).
+    """
+
+    bootstrap_servers = Unicode("", help="Kafka bootstrap servers used by %connect start").tag(config=True)
+    group_id = Unicode("connect-magics", help="Connect worker group id used by %connect start").tag(config=True)
+    worker_config = Dict(help="Kafka Connect worker properties for %connect start").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.runtime: Any = None
+        self.broker: Any = None
+
+    # -- entry point ----------------------------------------------------------------------------
+    @line_cell_magic
+    def connect(self, line: str, cell: str | None = None) -> Any:
+        """Run Kafka Connect in this kernel. ``%connect -h`` lists the commands; ``%connect CMD -h`` explains one."""
+        try:
+            args = parse_command(line, cell)
+        except HelpShown:
+            return None
+        handler: Callable[[argparse.Namespace, str | None], Any] = getattr(self, f"_cmd_{args.command}")
+        try:
+            result = handler(args, cell)
+        except ConnectRestError as e:
+            if 400 <= e.status < 500:
+                raise ConnectMagicError(e) from e
+            raise
+        var = getattr(args, "output", None)
+        if var:
+            if not var.isidentifier():
+                raise UsageError(f"-o {var}: not a valid Python variable name")
+            self.shell.user_ns[var] = result
+        return result if isinstance(result, pd.DataFrame) or args.command == "board" else None
+
+    def _rt(self) -> Any:
+        if self.runtime is None:
+            raise UsageError("No Connect runtime in this kernel: run %connect start first")
+        return self.runtime
+
+    # -- commands -------------------------------------------------------------------------------
+    def _cmd_start(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.runtime.runtime import ConnectRuntime
+
+        if self.runtime is not None:
+            raise UsageError("A Connect runtime is already running in this kernel: %connect close it first")
+        group = args.group_id or self.group_id
+        if not group.strip():
+            raise UsageError("group_id must not be blank: pass --group-id or %config ConnectMagics.group_id")
+        servers = args.bootstrap_servers or self.bootstrap_servers
+        if args.embedded and args.bootstrap_servers:
+            raise UsageError("--embedded and --bootstrap-servers exclude each other: the embedded broker "
+                             "chooses its own address")
+        broker = None
+        if args.embedded:
+            from connect_magics.local import EmbeddedBroker
+
+            broker = EmbeddedBroker(progress=lambda msg: print(msg, flush=True))
+            broker.start()
+            servers = broker.bootstrap_servers
+        elif not servers.strip():
+            raise UsageError("bootstrap_servers is not set: pass --bootstrap-servers HOST:PORT, set "
+                             "%config ConnectMagics.bootstrap_servers = 'HOST:PORT', or use --embedded")
+        try:
+            self.runtime = ConnectRuntime(servers, group, dict(self.worker_config))
+        except BaseException:
+            if broker is not None:
+                broker.stop()
+            raise
+        self.broker = broker
+        where = "embedded broker " if broker is not None else ""
+        print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}")
+        return self.runtime
+
+    def _cmd_close(self, args: argparse.Namespace, cell: str | None) -> None:
+        if self.runtime is None and self.broker is None:
+            print("No Connect runtime to close.")
+            return
+        self.close()
+        print("Connect runtime closed.")
+
+    def close(self) -> None:
+        """Close the runtime and stop the embedded broker, if this instance started them."""
+        rt, broker, self.runtime, self.broker = self.runtime, self.broker, None, None
+        try:
+            if rt is not None:
+                rt.close()
+        finally:
+            if broker is not None:
+                broker.stop()
+
+    def _cmd_list(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        rt = self._rt()
+        rows = []
+        for name in sorted(rt.connectors()):
+            try:
+                st = rt.connector_status(name)
+            except ConnectRestError:  # deleted meanwhile, or no status yet
+                rows.append({"connector": name, "type": "", "state": "UNKNOWN", "tasks": ""})
+                continue
+            rows.append({"connector": name, "type": st.get("type", ""), "state": st["connector"]["state"],
+                         "tasks": tasks_summary(st)})
+        return pd.DataFrame(rows, columns=LIST_COLUMNS)
+
+    def _cmd_status(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        return status_frame(self._rt().connector_status(args.name))
+
+    def _cmd_pause(self, args: argparse.Namespace, cell: str | None) -> None:
+        self._rt().pause_connector(args.name)
+        print(f"Connector '{args.name}' is pausing.")
+
+    def _cmd_resume(self, args: argparse.Namespace, cell: str | None) -> None:
+        self._rt().resume_connector(args.name)
+        print(f"Connector '{args.name}' is resuming.")
+
+    def _cmd_stop(self, args: argparse.Namespace, cell: str | None) -> None:
+        self._rt().stop_connector(args.name)
+        print(f"Connector '{args.name}' is stopping.")
+
+    def _cmd_delete(self, args: argparse.Namespace, cell: str | None) -> None:
+        self._rt().delete_connector(args.name)
+        print(f"Connector '{args.name}' deleted.")
+
+    def _cmd_restart(self, args: argparse.Namespace, cell: str | None) -> Any:
+        plan = self._rt().restart_connector(args.name, args.include_tasks, args.only_failed)
+        if plan is None:
+            print(f"Connector '{args.name}' restarted.")
+        else:
+            print(f"Connector '{args.name}' restarting: {tasks_summary(plan) or 'no tasks'} "
+                  f"(connector {plan['connector']['state']}).")
+        return plan
+
+    def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        return offsets_frame(self._rt(), args.name)
+
+    def _cmd_topics(self, args: argparse.Namespace, cell: str | None) -> list[str]:
+        topics = self._rt().connector_topics(args.name)[args.name]["topics"]
+        print(f"{args.name}: {', '.join(topics)}" if topics else f"{args.name}: no topics")
+        return topics
+
+    def _cmd_plugins(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        return pd.DataFrame(self._rt().connector_plugins(not args.all), columns=["class", "type", "version"])
+
+    def _cmd_board(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.widgets import StatusBoard
+
+        return StatusBoard(self._rt())
+
+    def _cmd_create(self, args: argparse.Namespace, cell: str | None) -> dict:
+        config = parse_config_body(cell or "", args.name)
+        info = self._rt().create_connector(args.name, config, args.initial_state)
+        n = len(info.get("tasks", []))
+        print(f"Created {info.get('type', '')} connector '{args.name}' with {n} task{'s' if n != 1 else ''}.")
+        return info
+
+    def _cmd_validate(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        config = parse_config_body(cell or "", args.name)
+        if args.name:
+            config.setdefault("name", args.name)
+        infos = self._rt().validate_connector_config(config)
+        rows = [{"config": c["value"]["name"], "value": c["value"].get("value"), "error": err}
+                for c in infos.get("configs", []) for err in c["value"].get("errors", [])]
+        frame = pd.DataFrame(rows, columns=["config", "value", "error"])
+        if frame.empty:
+            print(f"The config is valid ({infos.get('name', '')}: 0 errors).")
+        return frame
+
+
+def load_ipython_extension(ip: Any) -> ConnectMagics:
+    """``%load_ext connect_magics``: register ``%connect``/``%%connect`` and make them ``%config``-urable."""
+    existing = getattr(ip, "_connect_magics", None)
+    if existing is not None:
+        return existing
+    magics = ConnectMagics(shell=ip)
+    ip.register_magics(magics)
+    ip.configurables.append(magics)
+    ip._connect_magics = magics
+    return magics
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """``%unload_ext connect_magics``: close the runtime (and embedded broker) and remove the magics."""
+    magics = getattr(ip, "_connect_magics", None)
+    if magics is None:
+        return
+    try:
+        magics.close()
+    finally:
+        for kind in ("line", "cell"):
+            ip.magics_manager.magics[kind].pop("connect", None)
+        if magics in ip.configurables:
+            ip.configurables.remove(magics)
+        ip._connect_magics = None

@@ -1,0 +1,223 @@
+"""Pure parsing for the ``%connect`` / ``%%connect`` magics: argument lines and connector-config cell bodies.
+
+Nothing here touches Kafka or IPython's shell; every bad input raises :class:`UsageError` (so the cell fails)
+with a message naming the offending line, key or argument.
+
+>>> parse_config_body("connector.class=FileStreamSource\\n# a comment\\ntopic = lines")
+{'connector.class': 'FileStreamSource', 'topic': 'lines'}
+>>> parse_config_body('{"connector.class": "FileStreamSource", "tasks.max": 1}')
+{'connector.class': 'FileStreamSource', 'tasks.max': '1'}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+
+__all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command", "parse_config_body",
+           "parse_properties"]
+
+LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets", "topics",
+                 "plugins", "board", "close")
+CELL_COMMANDS = ("create", "validate")
+COMMANDS = LINE_COMMANDS + CELL_COMMANDS
+
+
+class HelpShown(Exception):
+    """``-h``/``--help`` was given: the help text was printed and nothing else should run."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that raises :class:`UsageError` instead of exiting the kernel."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().strip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status:
+            raise UsageError(message or f"{self.prog}: error")
+        raise HelpShown()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every ``%connect`` / ``%%connect`` subcommand."""
+    p = _Parser(prog="%connect", description="Run Kafka Connect connectors in this kernel.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def add(name: str, help_: str, *, named: bool = False, output: bool = False) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_.replace("%%", "%"))  # help is %-formatted
+        if named:
+            sp.add_argument("name", metavar="NAME", help="the connector's name")
+        if output:
+            sp.add_argument("-o", "--output", metavar="VAR", help="also store the result in variable VAR")
+        return sp
+
+    s = add("start", "start a Connect runtime in this kernel", output=True)
+    s.add_argument("--bootstrap-servers", metavar="B", help="Kafka bootstrap servers (default: "
+                   "ConnectMagics.bootstrap_servers)")
+    s.add_argument("--group-id", metavar="G", help="worker group id (default: ConnectMagics.group_id)")
+    s.add_argument("--embedded", action="store_true", help="start an embedded Apache Kafka broker and use it")
+    add("list", "connectors with their states (a DataFrame)", output=True)
+    add("status", "a connector's and its tasks' states (a DataFrame)", named=True, output=True)
+    for verb in ("pause", "resume", "stop", "delete"):
+        add(verb, f"{verb} a connector", named=True)
+    r = add("restart", "restart a connector (and optionally its tasks)", named=True)
+    r.add_argument("--include-tasks", action="store_true", help="restart the tasks too")
+    r.add_argument("--only-failed", action="store_true", help="restart only failed instances")
+    add("offsets", "a connector's offsets (a DataFrame)", named=True, output=True)
+    add("topics", "the topics a connector has used", named=True, output=True)
+    pl = add("plugins", "installed connector plugins (a DataFrame)", output=True)
+    pl.add_argument("--all", action="store_true", help="also list transformations, predicates and converters")
+    add("board", "a StatusBoard widget: states with refresh and pause/resume/stop buttons", output=True)
+    add("close", "stop the runtime (and the embedded broker, if it started one)")
+    c = add("create", "%%%%connect create NAME: create a connector from the cell's config", named=True)
+    c.add_argument("--initial-state", metavar="STATE", choices=("RUNNING", "PAUSED", "STOPPED"),
+                   type=str.upper, help="RUNNING (default), PAUSED or STOPPED")
+    v = add("validate", "%%%%connect validate [NAME]: validate the cell's config and show its errors", output=True)
+    v.add_argument("name", metavar="NAME", nargs="?", help="the connector's name (sets the 'name' config)")
+    return p
+
+
+_PARSER = build_parser()
+
+
+def parse_command(line: str, cell: str | None = None) -> argparse.Namespace:
+    """Parse a magic line. Cell-only commands need a cell, line-only commands refuse one.
+
+    >>> parse_command("status lines -o st")
+    Namespace(command='status', name='lines', output='st')
+    """
+    try:
+        argv = shlex.split(line)
+    except ValueError as e:
+        raise UsageError(f"%connect: cannot parse the arguments {line!r}: {e}") from None
+    if not argv:
+        raise UsageError(f"%connect: a command is required, one of: {', '.join(COMMANDS)}")
+    args = _PARSER.parse_args(argv)
+    if cell is None and args.command in CELL_COMMANDS:
+        raise UsageError(f"%connect {args.command} needs a cell body: use %%connect {args.command} ... with the "
+                         "connector config in the cell")
+    if cell is not None and args.command not in CELL_COMMANDS:
+        raise UsageError(f"%%connect {args.command} takes no cell body: use the line magic %connect {args.command}, "
+                         f"or one of the cell commands {', '.join(CELL_COMMANDS)}")
+    return args
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str, lineno: int) -> str:
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\" or i + 1 >= len(text):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u":
+            code = text[i + 2:i + 6]
+            if len(code) != 4 or any(c not in "0123456789abcdefABCDEF" for c in code):
+                raise UsageError(f"Config line {lineno}: malformed \\uxxxx escape {text[i:i + 6]!r}")
+            out.append(chr(int(code, 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(nxt, nxt))
+        i += 2
+    return "".join(out)
+
+
+def _logical_lines(body: str) -> list[tuple[int, str]]:
+    """Java properties logical lines (continuations joined), skipping blanks and comments."""
+    lines, buf, start = [], "", 0
+    for n, raw in enumerate(body.splitlines(), 1):
+        text = raw.lstrip() if buf else raw.strip()
+        if not buf:
+            if not text or text[0] in "#!":
+                continue
+            start = n
+        # a line continues when it ends in an odd number of backslashes
+        trailing = len(text) - len(text.rstrip("\\"))
+        if trailing % 2:
+            buf += text[:-1]
+            continue
+        lines.append((start, buf + text))
+        buf = ""
+    if buf:
+        lines.append((start, buf))
+    return lines
+
+
+def parse_properties(body: str) -> dict[str, str]:
+    """Parse Java properties text: ``key=value`` or ``key: value`` lines, ``#``/``!`` comments, backslash
+    continuations and escapes. A line without a separator or a key given twice is an error (Java would
+    accept both silently).
+
+    >>> parse_properties("a=1\\nb : two\\\\\\n  words\\n! note")
+    {'a': '1', 'b': 'twowords'}
+    """
+    out: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for lineno, line in _logical_lines(body):
+        i, sep = 0, -1
+        while i < len(line):
+            if line[i] == "\\":
+                i += 2
+                continue
+            if line[i] in "=:":
+                sep = i
+                break
+            i += 1
+        if sep < 0:
+            raise UsageError(f"Config line {lineno}: expected key=value, got {line!r}")
+        key = _unescape(line[:sep].strip(), lineno)
+        value = _unescape(line[sep + 1:].lstrip(), lineno)
+        if not key:
+            raise UsageError(f"Config line {lineno}: the key is empty in {line!r}")
+        if key in out:
+            raise UsageError(f"Config line {lineno}: key '{key}' is given twice (first on line {where[key]})")
+        out[key], where[key] = value, lineno
+    return out
+
+
+def _json_value(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    kind = "null" if value is None else type(value).__name__
+    raise UsageError(f"Config key '{key}': the value must be a string, number or boolean, not {kind}")
+
+
+def parse_json_config(body: str, name: str | None = None) -> dict[str, str]:
+    """Parse a JSON object of config keys, or a REST create body ``{"name": ..., "config": {...}}``."""
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"Config JSON is invalid: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"Config JSON must be an object of config keys, not {type(data).__name__}")
+    if set(data) <= {"name", "config"} and isinstance(data.get("config"), dict):
+        if name is not None and "name" in data and data["name"] != name:
+            raise UsageError(f"Config JSON names connector '{data['name']}' but the command names '{name}'")
+        data = data["config"]
+    return {str(k): _json_value(str(k), v) for k, v in data.items()}
+
+
+def parse_config_body(body: str, name: str | None = None) -> dict[str, str]:
+    """A connector config from a cell body: JSON when it starts with ``{``, else Java properties.
+
+    ``name`` (the connector named on the magic line) is checked against a REST-shaped JSON body.
+    """
+    if not body or not body.strip():
+        raise UsageError("The cell is empty: put the connector config in it, as key=value lines or a JSON object")
+    if body.lstrip().startswith("{"):
+        return parse_json_config(body, name)
+    return parse_properties(body)

@@ -1,0 +1,163 @@
+"""The %connect magics driven through a real IPython InteractiveShell against the session broker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helpers import wait_until
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from connect_magics.notebook.magics import ConnectMagicError, ConnectMagics
+from connect_magics.notebook.widgets import StatusBoard
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+
+
+@pytest.fixture
+def shell(bootstrap: str, unique: str):
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "connect_magics")
+    ip.run_line_magic("config", f"ConnectMagics.bootstrap_servers = {bootstrap!r}")
+    ip.run_line_magic("config", f"ConnectMagics.group_id = 'magics-{unique}'")
+    ip.run_line_magic("config", "ConnectMagics.worker_config = {'offset.flush.interval.ms': '300'}")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "connect_magics")
+
+
+def magics(ip: InteractiveShell) -> ConnectMagics:
+    return ip._connect_magics
+
+
+def state(ip: InteractiveShell, name: str) -> tuple[str, ...]:
+    frame = ip.run_line_magic("connect", f"status {name}")
+    return tuple(frame["state"])
+
+
+def test_full_lifecycle(shell: InteractiveShell, unique: str, tmp_path: Path,
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    m = magics(shell)
+    assert m.bootstrap_servers and m.group_id == f"magics-{unique}"
+    shell.run_line_magic("connect", "start -o rt")
+    assert shell.user_ns["rt"] is m.runtime
+    assert f"group.id=magics-{unique}" in capsys.readouterr().out
+
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"line {i}\n" for i in range(20)))
+    name, topic = f"src-{unique}", f"lines-{unique}"
+    shell.run_cell_magic("connect", f"create {name}", f"""
+# a FileStreamSource, in Java properties format
+connector.class=FileStreamSource
+file={src}
+topic={topic}
+value.converter={STRING}
+topic.creation.default.partitions=1
+topic.creation.default.replication.factor=1
+""")
+    assert f"Created source connector '{name}' with 1 task." in capsys.readouterr().out
+    wait_until(lambda: state(shell, name) == ("RUNNING", "RUNNING"), 30, message="connector and task RUNNING")
+
+    listing = shell.run_line_magic("connect", "list -o conns")
+    assert isinstance(shell.user_ns["conns"], pd.DataFrame)
+    assert listing.set_index("connector").loc[name, "state"] == "RUNNING"
+
+    shell.run_line_magic("connect", f"status {name} -o st")
+    st = shell.user_ns["st"]
+    assert list(st["id"]) == ["connector", "0"] and list(st["state"]) == ["RUNNING", "RUNNING"]
+
+    def flushed() -> bool:
+        shell.run_line_magic("connect", f"offsets {name} -o off")
+        off = shell.user_ns["off"]
+        return len(off) == 1 and int(off.loc[0, "position"]) == src.stat().st_size
+    wait_until(flushed, 30, message="the source offset at the end of the file")
+    assert shell.user_ns["off"].loc[0, "filename"] == str(src)
+
+    shell.run_line_magic("connect", f"pause {name}")
+    wait_until(lambda: state(shell, name) == ("PAUSED", "PAUSED"), 30, message="PAUSED")
+    shell.run_line_magic("connect", f"resume {name}")
+    wait_until(lambda: state(shell, name) == ("RUNNING", "RUNNING"), 30, message="RUNNING again")
+
+    shell.run_line_magic("connect", f"topics {name} -o topics")
+    assert wait_until(lambda: shell.run_line_magic("connect", f"topics {name} -o topics") or
+                      shell.user_ns["topics"], 30, message="tracked topics") == [topic]
+
+    plugins = shell.run_line_magic("connect", "plugins")
+    assert "org.apache.kafka.connect.file.FileStreamSourceConnector" in set(plugins["class"])
+
+    shell.run_line_magic("connect", f"delete {name}")
+    assert name not in shell.run_line_magic("connect", "list")["connector"].tolist()
+    with pytest.raises(ConnectMagicError) as e:
+        shell.run_line_magic("connect", f"status {name}")
+    assert e.value.status == 404 and "No status found for connector" in str(e.value)
+
+    shell.run_line_magic("connect", "close")
+    assert m.runtime is None
+
+
+def test_json_body_validate_and_widget(shell: InteractiveShell, unique: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("connect", "start")
+    errors = shell.run_cell_magic("connect", "validate -o errs",
+                                  '{"connector.class": "FileStreamSource", "topic": "t", "tasks.max": "two"}')
+    assert errors is shell.user_ns["errs"]
+    assert "tasks.max" in set(errors["config"]) and errors["error"].str.len().min() > 0
+    assert shell.run_cell_magic("connect", "validate ok", f"connector.class=FileStreamSource\ntopic=t\n"
+                                f"file={tmp_path / 'x'}").empty
+    assert "0 errors" in capsys.readouterr().out
+
+    name = f"json-{unique}"
+    (tmp_path / "in.txt").write_text("a\n")
+    shell.run_cell_magic("connect", f"create {name} --initial-state paused", f'''{{"name": "{name}", "config": {{
+        "connector.class": "FileStreamSource", "file": "{tmp_path / 'in.txt'}", "topic": "j-{unique}",
+        "topic.creation.default.partitions": 1, "topic.creation.default.replication.factor": 1}}}}''')
+    wait_until(lambda: state(shell, name)[0] == "PAUSED", 30, message="created PAUSED")
+
+    board = shell.run_line_magic("connect", "board")
+    assert isinstance(board, StatusBoard)
+    assert f"  {name}: PAUSED (source)" in repr(board) and name in board.table.value
+    board.action_buttons[name]["resume"].click()
+    assert "Resume requested" in board.message.value
+    wait_until(lambda: (board.refresh(), board.statuses[name]["connector"]["state"])[1] == "RUNNING", 30,
+               message="RUNNING after the Resume button")
+    assert repr(board).startswith("StatusBoard: ")
+    board.action_buttons[name]["stop"].click()
+    wait_until(lambda: state(shell, name)[0] == "STOPPED", 30, message="STOPPED after the Stop button")
+    shell.run_line_magic("connect", f"delete {name}")
+
+
+def test_bad_input_raises_and_changes_nothing(shell: InteractiveShell, unique: str) -> None:
+    with pytest.raises(UsageError, match="No Connect runtime in this kernel"):
+        shell.run_line_magic("connect", "list")
+    with pytest.raises(UsageError, match="--embedded and --bootstrap-servers exclude each other"):
+        shell.run_line_magic("connect", "start --embedded --bootstrap-servers h:1")
+    assert magics(shell).runtime is None and magics(shell).broker is None
+
+    shell.run_line_magic("connect", "start")
+    with pytest.raises(UsageError, match="already running"):
+        shell.run_line_magic("connect", "start")
+    name = f"bad-{unique}"
+    with pytest.raises(UsageError, match="line 2: expected key=value"):
+        shell.run_cell_magic("connect", f"create {name}", "connector.class=FileStreamSource\nnot a property")
+    with pytest.raises(ConnectMagicError, match="Connector configuration is invalid|error") as e:
+        shell.run_cell_magic("connect", f"create {name}", "connector.class=FileStreamSource\ntasks.max=x")
+    assert e.value.status == 400
+    with pytest.raises(UsageError, match="not a valid Python variable name"):
+        shell.run_line_magic("connect", "list -o 1bad")
+    assert name not in magics(shell).runtime.connectors()
+
+    # through run_cell, as a notebook runs it: the cell ends as an error
+    result = shell.run_cell(f"%connect pause {name}")
+    assert not result.success and isinstance(result.error_in_exec, ConnectMagicError)
+    result = shell.run_cell("%connect frobnicate")
+    assert not result.success and isinstance(result.error_in_exec, UsageError)
+
+
+def test_start_needs_bootstrap_servers(shell: InteractiveShell) -> None:
+    shell.run_line_magic("config", "ConnectMagics.bootstrap_servers = ''")
+    with pytest.raises(UsageError, match="bootstrap_servers is not set"):
+        shell.run_line_magic("connect", "start")
+    assert magics(shell).runtime is None

@@ -1,0 +1,22 @@
+"""The tutorial notebooks, executed with nbval in a subprocess (a fresh kernel, the embedded broker)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("notebook", ["quickstart.ipynb"])
+def test_notebook_runs_with_nbval(notebook: str) -> None:
+    """Every cell runs; cells marked NBVAL_CHECK_OUTPUT give the stored outputs (stdout and stderr too)."""
+    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider",
+           "-q", f"notebooks/{notebook}"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, f"nbval failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    assert " passed" in proc.stdout and "failed" not in proc.stdout
