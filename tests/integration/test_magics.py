@@ -81,7 +81,11 @@ topic.creation.default.replication.factor=1
     shell.run_line_magic("connect", f"resume {name}")
     wait_until(lambda: state(shell, name) == ("RUNNING", "RUNNING"), 30, message="RUNNING again")
 
-    shell.run_line_magic("connect", f"topics {name} -o topics")
+    capsys.readouterr()
+    shell.run_line_magic("connect", f"restart {name} --include-tasks")
+    assert f"Connector '{name}' restarting: 0:RESTARTING (connector RESTARTING)." in capsys.readouterr().out
+    wait_until(lambda: state(shell, name) == ("RUNNING", "RUNNING"), 30, message="RUNNING after the restart")
+
     assert wait_until(lambda: shell.run_line_magic("connect", f"topics {name} -o topics") or
                       shell.user_ns["topics"], 30, message="tracked topics") == [topic]
 
