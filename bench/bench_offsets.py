@@ -23,12 +23,12 @@ import time
 import uuid
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics import ConnectRuntime
 from connect_magics.local import EmbeddedBroker
-from connect_magics.storage.group_offsets import alter_group_offsets, delete_group, list_group_offsets
+from connect_magics.storage.group_offsets import alter_group_offsets, delete_group
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -85,7 +85,7 @@ def sink_baseline(admin: AdminClient, topic: str, n: int) -> tuple[float, float,
     group = f"bench-raw-{uuid.uuid4().hex[:8]}"
     offsets = {(topic, p): p + 1 for p in range(n)}
     return (timed(lambda: alter_group_offsets(admin, group, offsets)),
-            timed(lambda: list_group_offsets(admin, group)),
+            timed(lambda: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(60)),
             timed(lambda: delete_group(admin, group)))
 
 

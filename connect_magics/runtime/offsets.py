@@ -26,6 +26,7 @@ import logging
 import math
 import re
 import threading
+import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -104,7 +105,7 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
     if desc.type == "sink":
         group = sink_group_id(name, config)
         try:
-            found = list_group_offsets(_sink_admin(config, herder.wc), group, REQUEST_TIMEOUT_S)
+            found = list_group_offsets(_sink_admin_config(config, herder.wc), group, REQUEST_TIMEOUT_S)
         except GroupOffsetsError as e:
             raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
         return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
@@ -300,10 +301,6 @@ def _sink_admin_config(config: Mapping[str, str], wc: WorkerConfig) -> dict[str,
     return out
 
 
-def _sink_admin(config: Mapping[str, str], wc: WorkerConfig) -> AdminClient:
-    return AdminClient({**_sink_admin_config(config, wc), "logger": client_logger("admin")})
-
-
 def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc,
                 offsets: dict[tuple[str, int], int | None]) -> dict[str, str]:
     group = sink_group_id(name, config)
@@ -331,11 +328,12 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
 def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc) -> dict[str, str]:
     group = sink_group_id(name, config)
     try:
-        admin = _sink_admin(config, herder.wc)
+        admin_config = _sink_admin_config(config, herder.wc)
+        admin = AdminClient({**admin_config, "logger": client_logger("admin")})
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
     try:
-        known = list_group_offsets(admin, group, REQUEST_TIMEOUT_S)
+        known = list_group_offsets(admin_config, group, REQUEST_TIMEOUT_S)
     except GroupOffsetsError as e:
         raise ConnectRestError(f"Failed to list offsets prior to resetting offsets for sink connector {name}") \
             from e
@@ -530,6 +528,16 @@ def start_connector_store(spec: tuple[str, dict[str, str]], wc: WorkerConfig) ->
     admin = AdminClient({**client, "logger": client_logger("admin")})
     ensure_topic(admin, topic, wc.int("offset.storage.partitions"), wc.int("offset.storage.replication.factor"),
                  {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S)
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    while True:  # a topic just created may not have leaders for all of its partitions yet
+        parts = admin.list_topics(topic, timeout=REQUEST_TIMEOUT_S).topics[topic].partitions.values()
+        if all(p.error is None and p.leader >= 0 for p in parts) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     store = OffsetStore(topic, client)
-    store.start(REQUEST_TIMEOUT_S)
+    try:
+        store.start(REQUEST_TIMEOUT_S)
+    except Exception:
+        store.stop()
+        raise
     return store

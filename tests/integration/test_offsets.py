@@ -150,7 +150,7 @@ def stored_offsets(bootstrap: str, topic: str, connector: str) -> dict[str, Any]
 
 
 def group_offsets(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
-    return list_group_offsets(AdminClient({"bootstrap.servers": bootstrap}), group)
+    return list_group_offsets({"bootstrap.servers": bootstrap}, group)
 
 
 def group_exists(bootstrap: str, group: str) -> bool:
