@@ -77,7 +77,8 @@ class SinkTaskRunner(TaskRunner):
                                   "logger": client_logger("consumer")})
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
-        subscription = topics or ["^" + regex if not regex.startswith("^") else regex]
+        # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.
+        subscription = topics or [f"^({regex.lstrip('^').rstrip('$')})$"]
         if regex:
             re.compile(regex)
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,

@@ -83,6 +83,7 @@ class StoreOffsetReader(OffsetStorageReader):
     def offsets(self, partitions: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
         result: dict[Any, dict[str, Any]] = {}
         for store in self.stores:  # later stores (the connector's own topic) override
+            store.read_to_end()  # as Kafka's reader: offsets a previous task just committed are seen
             result.update(store.get(self.connector, partitions))
         return result
 

@@ -65,6 +65,8 @@ class ConfigStore:
                  on_change: Callable[[str, str], None] | None = None) -> None:
         self.snapshot = ConfigSnapshot()
         self._deferred: dict[str, dict[int, dict[str, str]]] = {}
+        # Target-state writes sent but not yet read back, per connector: the local view is newer.
+        self._unread_target_writes: dict[str, int] = {}
         self._lock = threading.RLock()
         self._on_change = on_change or (lambda kind, name: None)
         self.log = KafkaLog(topic, client_config, self._apply)
@@ -86,6 +88,11 @@ class ConfigStore:
             s = self.snapshot
             if k.startswith("target-state-"):
                 name = k[len("target-state-"):]
+                unread = self._unread_target_writes.get(name, 0)
+                if unread:
+                    self._unread_target_writes[name] = unread - 1
+                    if unread > 1:
+                        return  # an older write of ours; the newest is already in the local view
                 if data is None:
                     s.target_states.pop(name, None)
                     if name in s.connector_configs:
@@ -178,8 +185,19 @@ class ConfigStore:
         self.read_to_end()
 
     def put_target_state(self, name: str, state: TargetState) -> None:
-        self.log.write([(f"target-state-{name}", dumps(target_state_value(state)))])
-        self.read_to_end()
+        """Change the target state at once locally and send it without waiting for the broker (as
+        Kafka Connect does), so that pause and resume never block a notebook during an outage."""
+        with self._lock:
+            if name in self.snapshot.connector_configs:
+                self.snapshot.target_states[name] = state
+            self._unread_target_writes[name] = self._unread_target_writes.get(name, 0) + 1
+
+        def sent(error: BaseException | None) -> None:
+            if error is not None:
+                log.error("Writing target state %s of connector %s failed: %s", state.value, name, error)
+                with self._lock:
+                    self._unread_target_writes[name] = max(0, self._unread_target_writes.get(name, 1) - 1)
+        self.log.send(f"target-state-{name}", dumps(target_state_value(state)), callback=sent)
 
     def remove_connector(self, name: str) -> None:
         self.log.write([(f"connector-{name}", None), (f"target-state-{name}", None)])

@@ -125,9 +125,17 @@ class KafkaLog:
         """The end offset of every partition that has anything left to read (compaction can leave a
         partition whose records all precede its start offset: nothing to wait for there)."""
         ends = {}
+        deadline = time.monotonic() + timeout
         for p in self._partitions:
-            low, high = self._meta.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout,
-                                                         cached=False)
+            while True:
+                try:
+                    low, high = self._meta.get_watermark_offsets(
+                        TopicPartition(self.topic, p), timeout=max(0.1, deadline - time.monotonic()), cached=False)
+                    break
+                except KafkaException as e:  # e.g. no leader yet just after a broker restart
+                    if not e.args[0].retriable() or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
             if high > low:
                 ends[p] = high
         return ends

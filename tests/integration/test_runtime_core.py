@@ -210,6 +210,7 @@ def test_internal_topics_use_kafka_connect_formats(runtime_factory, bootstrap, u
     rt.pause_connector("file-src")
     rt.stop_connector("file-src")
     rt.status_store.flush(10)
+    assert rt.config_store.log.flush(10) == 0  # target states are sent without waiting
 
     def records(topic_name: str) -> list[tuple[str, object]]:
         return [(m.key().decode(), json.loads(m.value()) if m.value() is not None else None)
