@@ -116,7 +116,8 @@ def test_own_writes_are_not_undone_when_read_back(rt: ConnectRuntime, bootstrap:
     store.log.read_to_end()
     status = rt.connector_status("c")
     assert status["connector"]["state"] == "RUNNING" and [t["id"] for t in status["tasks"]] == [0]
-    assert store.topics("c") == ["x"]
+    # "x" is back after the reset; the running source may also have recorded its own topic again.
+    assert "x" in store.topics("c") and set(store.topics("c")) <= {"x", config.get("topic")}
     state = latest(read_records(bootstrap, rt.worker_config["status.storage.topic"]))
     assert state["status-connector-c"]["state"] == "RUNNING"
     assert state["status-topic-x:connector-c"]["topic"]["name"] == "x"
