@@ -280,7 +280,7 @@ class Herder:
         with self._lock:
             self._config(name, "Unknown connector {c}")
             self._stop_connector(name)
-            self.configs.put_task_configs(name, [])
+            self.configs.clear_task_configs(name)
             self.configs.put_target_state(name, TargetState.STOPPED)
             self._drop_task_statuses(name, 0)
             self.status.put_connector(name, "STOPPED", version=self._version_of(name))

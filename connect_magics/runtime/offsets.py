@@ -353,11 +353,16 @@ def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
 # -- source connectors -------------------------------------------------------------------------------------
 
 
+_PLAIN = {str, int, bool, type(None)}
+
+
 def _normalized(what: dict[str, Any] | None) -> dict[str, Any] | None:
     """One partition or offset map checked by Kafka's ``OffsetUtils.validateFormat`` and normalized as Kafka's
     JSON round trip would (bytes become base64 text, subclasses such as numpy floats their JSON type)."""
     if what is None:
         return None
+    if type(what) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in what.items()):
+        return what  # the common case: valid, and nothing to convert
     try:
         validate_format(what)
     except ValueError as e:

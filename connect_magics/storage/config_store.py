@@ -184,6 +184,18 @@ class ConfigStore:
         self.log.write([(f"commit-{name}", dumps({"tasks": len(configs)}))])
         self.read_to_end()
 
+    def clear_task_configs(self, name: str) -> None:
+        """KIP-875's empty task set (``commit-X {"tasks":0}``), applied locally at once and sent without
+        waiting, so that stopping a connector never blocks on the broker."""
+        with self._lock:
+            if name in self.snapshot.connector_configs:
+                self.snapshot.task_configs[name] = []
+
+        def sent(error: BaseException | None) -> None:
+            if error is not None:
+                log.error("Writing the empty task set of connector %s failed: %s", name, error)
+        self.log.send(f"commit-{name}", dumps({"tasks": 0}), callback=sent)
+
     def put_target_state(self, name: str, state: TargetState) -> None:
         """Change the target state at once locally and send it without waiting for the broker (as
         Kafka Connect does), so that pause and resume never block a notebook during an outage."""

@@ -21,9 +21,14 @@ Partition = dict[str, Any]
 Offset = dict[str, Any] | None
 
 
+_SCALARS = {str, int, float, bool, type(None)}
+
+
 def freeze(value: Any) -> Any:
     """A hashable, order-insensitive form of a JSON partition map (for dict keys)."""
     if isinstance(value, dict):
+        if all(type(v) in _SCALARS for v in value.values()):  # fast path: a flat map
+            return tuple(sorted(value.items()))
         return tuple(sorted((k, freeze(v)) for k, v in value.items()))
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)

@@ -280,3 +280,28 @@ def test_long_outage_counts_and_logs_failures_without_waiting(make_runtime, outa
     state = latest(read_records(outage_broker.bootstrap_servers, rt.worker_config["status.storage.topic"]))
     assert state["status-connector-idle"] == store.connector("idle").to_json()
     assert state["status-topic-lost:connector-idle"]["topic"]["name"] == "lost"
+
+
+def test_pause_resume_and_stop_do_not_wait_during_an_outage(make_runtime, outage_broker, unique) -> None:
+    rt = make_runtime()
+    start_pipeline(rt, outage_broker.bootstrap_servers, unique, tasks=1)
+    lat = Latency()
+    outage_broker.stop()
+    try:
+        lat("pause_connector", rt.pause_connector, "idle")
+        wait_until(lambda: task_state(rt, "idle", 0) == "PAUSED", 30, message="task PAUSED")
+        lat("resume_connector", rt.resume_connector, "idle")
+        wait_until(lambda: task_state(rt, "idle", 0) == "RUNNING", 30, message="task RUNNING")
+        lat("stop_connector", rt.stop_connector, "seq")
+        status = lat("connector_status", rt.connector_status, "seq")
+        assert status["connector"]["state"] == "STOPPED" and status["tasks"] == []
+    finally:
+        outage_broker.start()
+        wait_until_served(rt)
+    assert max(lat.worst.values()) < BOUND, lat.worst
+    # The target states and the empty task set reach the config topic once the broker is back.
+    assert rt.config_store.log.flush(60) == 0
+    rt.config_store.read_to_end()
+    assert rt.config_store.target_state("seq").value == "STOPPED"
+    assert rt.config_store.target_state("idle").value == "STARTED"
+    assert rt.config_store.task_configs("seq") == []
