@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import partition_key
@@ -114,7 +114,9 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
         stores = _read_stores(herder, name)
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to retrieve offsets for source connector {name}") from e
-    return {"offsets": [{"partition": p, "offset": o} for p, o in _merged(stores, name).values()]}
+    # Copies: the caller may edit the answer (e.g. into an alter request) without touching the stores.
+    return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)}
+                        for p, o in _merged(stores, name).values()]}
 
 
 def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
@@ -427,8 +429,7 @@ def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: Plugi
             pairs = [(partition, None) for partition, _ in known.values()]
             hook_offsets: dict[Any, Any] = dict.fromkeys(known)
         else:
-            # Reuse the stored form (key order) of known partitions, so that the record keys match.
-            pairs = [(known[key][0] if key in known else p, o) for key, (p, o) in offsets.items()]
+            pairs = list(offsets.values())
             hook_offsets = {key: o for key, (_, o) in offsets.items()}
         hook_result = _call_hook(name, desc, config, hook_offsets)
         if pairs:
@@ -534,15 +535,20 @@ def start_connector_store(spec: tuple[str, dict[str, str]], wc: WorkerConfig) ->
     ensure_topic(admin, topic, wc.int("offset.storage.partitions"), wc.int("offset.storage.replication.factor"),
                  {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S)
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    while True:  # a topic just created may not have leaders for all of its partitions yet
-        parts = admin.list_topics(topic, timeout=REQUEST_TIMEOUT_S).topics[topic].partitions.values()
-        if all(p.error is None and p.leader >= 0 for p in parts) or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    store = OffsetStore(topic, client)
-    try:
-        store.start(REQUEST_TIMEOUT_S)
-    except Exception:
-        store.stop()
-        raise
-    return store
+    while True:  # a topic just created may not have a (ready) leader for every partition yet
+        store = OffsetStore(topic, client)
+        try:
+            store.start(max(1.0, deadline - time.monotonic()))
+            return store
+        except KafkaException as e:
+            store.stop()
+            if e.args[0].code() not in _NOT_READY or time.monotonic() > deadline:
+                raise
+        except Exception:
+            store.stop()
+            raise
+        time.sleep(0.2)
+
+
+_NOT_READY = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC)

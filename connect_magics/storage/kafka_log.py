@@ -60,6 +60,10 @@ def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) 
     return {k: v.value for k, v in admin.describe_configs([res])[res].result(timeout).items()}
 
 
+_TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT}
+
+
 class KafkaLog:
     """One topic: a reader thread from offset 0 of every partition, and an idempotent producer."""
 
@@ -133,7 +137,8 @@ class KafkaLog:
                         TopicPartition(self.topic, p), timeout=max(0.1, deadline - time.monotonic()), cached=False)
                     break
                 except KafkaException as e:  # e.g. no leader yet just after a broker restart
-                    if not e.args[0].retriable() or time.monotonic() > deadline:
+                    transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
+                    if not transient or time.monotonic() > deadline:
                         raise
                     time.sleep(0.1)
             if high > low:

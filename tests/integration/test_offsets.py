@@ -234,6 +234,9 @@ def test_get_offsets_of_running_source_and_sink(rt: ConnectRuntime, bootstrap: s
     assert {json.dumps(o, sort_keys=True) for o in rt.get_offsets(src)["offsets"]} == {
         json.dumps({"partition": {"task": t}, "offset": {"seq": 49}}, sort_keys=True) for t in (0, 1)}
     assert state(rt, src) == ("RUNNING", ["RUNNING", "RUNNING"])
+    answer = rt.get_offsets(src)
+    answer["offsets"][0]["offset"]["seq"] = -1  # editing an answer changes nothing
+    assert source_offsets(rt, src) == {0: 49, 1: 49}
 
 
 # -- responses depending on the hook -----------------------------------------------------------------------------
@@ -781,3 +784,21 @@ def test_sink_on_another_cluster_without_an_admin_override(rt: ConnectRuntime, b
     assert rt.alter_offsets(name, body) == {"message": ALTERED}
     assert group_offsets(other, f"connect-{name}") == {(topic, 0): 1}
     assert not group_exists(bootstrap, f"connect-{name}")
+
+
+def test_writes_reuse_the_record_key_of_a_known_partition(rt: ConnectRuntime, bootstrap: str, unique: str) -> None:
+    name = f"keys-{unique}"
+    source(rt, name, f"unused-{unique}", 1, initial_state="STOPPED")
+    stored_key = json.dumps([name, {"b": 1, "a": 2}], separators=(",", ":")).encode()
+    rt.offset_store.log.write([(stored_key, b'{"seq":1}')])
+    # The same partition, with its fields in another order: the record must replace the stored one.
+    assert rt.alter_offsets(name, {"offsets": [{"partition": {"a": 2, "b": 1}, "offset": {"seq": 2}}]}) == \
+        {"message": ALTERED}
+    assert rt.get_offsets(name) == {"offsets": [{"partition": {"b": 1, "a": 2}, "offset": {"seq": 2}}]}
+    keys = [m.key() for m in read_records(bootstrap, rt.worker_config["offset.storage.topic"])
+            if json.loads(m.key())[0] == name]
+    assert keys == [stored_key, stored_key]
+    assert rt.reset_offsets(name) == {"message": RESET}
+    records = [m for m in read_records(bootstrap, rt.worker_config["offset.storage.topic"])
+               if json.loads(m.key())[0] == name]
+    assert [m.key() for m in records] == [stored_key] * 3 and records[-1].value() is None
