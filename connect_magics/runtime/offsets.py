@@ -22,12 +22,14 @@ write to the primary store in a transaction (``write_offsets`` is the single wri
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import logging
 import math
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +98,21 @@ def success_message(hook_result: bool, reset: bool) -> str:
 # -- the three operations ---------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a request builds or reads back up to millions of small
+    objects: with large offsets maps alive, its collections would take half of the time (reference counting
+    still frees everything; no cycles are made here)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+
 def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
     """``GET /connectors/{name}/offsets``: ``{"offsets": [{"partition": {...}, "offset": {...}}, ...]}``."""
     config = herder.configs.connector_config(name)
@@ -114,15 +131,16 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
         stores = _read_stores(herder, name)
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to retrieve offsets for source connector {name}") from e
-    # Copies: the caller may edit the answer (e.g. into an alter request) without touching the stores.
-    return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)}
-                        for p, o in _merged(stores, name).values()]}
+    with _gc_paused():  # copies: the caller may edit the answer (e.g. into an alter request) without harm
+        return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)}
+                            for p, o in _merged(stores, name).values()]}
 
 
 def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
     """``PATCH /connectors/{name}/offsets``: change the given partitions only (a null offset resets one)."""
-    entries = _parse_request(body)
-    with herder.lock:
+    with _gc_paused():
+        entries = _parse_request(body)
+    with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
         if desc.type == "sink":
             return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
@@ -131,7 +149,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
 
 def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
     """``DELETE /connectors/{name}/offsets``: forget every offset of the connector (idempotent)."""
-    with herder.lock:
+    with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
         if desc.type == "sink":
             return _reset_sink(herder, name, config, desc)

@@ -157,11 +157,8 @@ class KafkaLog:
                 self._cond.wait(min(remaining, 0.1))
 
     def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
-             callback: DoneCallback | None = None, poll: bool = True) -> None:
-        """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered.
-
-        ``poll=False`` skips serving delivery callbacks right away (for bulk writes, which poll once at the end;
-        the reader thread serves them too)."""
+             callback: DoneCallback | None = None) -> None:
+        """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered."""
         def on_delivery(err: KafkaError | None, _msg: object) -> None:
             if callback is not None:
                 callback(None if err is None else KafkaException(err))
@@ -173,8 +170,7 @@ class KafkaLog:
                 break
             except BufferError:
                 self._producer.poll(0.05)
-        if poll:
-            self._producer.poll(0)
+        self._producer.poll(0)
 
     def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
