@@ -21,6 +21,7 @@ from connect_magics.local import (
     find_java,
     kafka_classpath,
 )
+from connect_magics.storage.group_offsets import list_group_offsets
 
 pytestmark = pytest.mark.broker
 
@@ -85,16 +86,15 @@ def test_consumer_group_offsets_commit_alter_list_delete(bootstrap: str, unique:
     admin = AdminClient({"bootstrap.servers": bootstrap})
 
     def listed() -> dict[int, int]:
-        req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0), TopicPartition(topic, 1)])
-        res = admin.list_consumer_group_offsets([req])[group].result(30)
-        return {tp.partition: tp.offset for tp in res.topic_partitions}
+        # Not AdminClient.list_consumer_group_offsets: it can crash librdkafka (see storage/group_offsets.py).
+        return {p: o for (_t, p), o in list_group_offsets({"bootstrap.servers": bootstrap}, group).items()}
 
     assert sum(listed().values()) == 20
     altered = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 1), TopicPartition(topic, 1, 2)])
     admin.alter_consumer_group_offsets([altered])[group].result(30)
     assert listed() == {0: 1, 1: 2}
     admin.delete_consumer_groups([group])[group].result(30)
-    assert set(listed().values()) == {-1001}
+    assert listed() == {}
 
 
 def test_restart_on_same_data_dir_keeps_data(tmp_path, unique: str) -> None:
