@@ -1,15 +1,19 @@
 """Source and sink throughput of one task (100-byte records) against a bare confluent-kafka loop.
 
-Run:  python bench/bench_throughput.py [--records 200000] [--bootstrap HOST:PORT]
+Run:  python bench/bench_throughput.py [--records 200000] [--rounds 5] [--bootstrap HOST:PORT]
 
-Starts an embedded broker unless --bootstrap is given. Prints a table: records/s of the bare
-producer and consumer loops (the ceiling for Python) and of a connector task doing the same work
-through the runtime, and the ratio of the two, measured in the same run on the same broker.
+Starts an embedded broker unless --bootstrap is given. Each round measures, on the same broker, the
+bare producer and consumer loops (the ceiling for Python) and a connector task doing the same work
+through the runtime. Prints the median records/s of each over the rounds, the ratio of the medians,
+and the range of the per-round ratios (single runs on a shared 2-core machine vary by 2-4x).
+Both consumers use the same client settings (the runtime's CONSUMER_DEFAULTS), so that the
+comparison is between the loops, not between librdkafka configurations.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import threading
 import time
 import uuid
@@ -20,6 +24,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkTask, SourceConnector, SourceRecord, SourceTask
 from connect_magics.local import EmbeddedBroker
+from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS
 
 PAYLOAD = b"x" * 100
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -33,15 +38,17 @@ class BytesSourceTask(SourceTask):
         return "1"
 
     def start(self, props: dict[str, str]) -> None:
-        self.topic, self.left, self.n = props["topic"], int(props["records"]), 0
+        self.topic, self.left, self.n, self.name = props["topic"], int(props["records"]), 0, props["name"]
+        self.partition = {"p": 0}
 
     def poll(self) -> list[SourceRecord] | None:
+        FIRST_POLL.setdefault(self.name, time.perf_counter())
         if self.left <= 0:
             time.sleep(0.05)
             return None
         batch = min(self.left, 2000)
         self.left -= batch
-        out = [SourceRecord({"p": 0}, {"n": n}, self.topic, value=PAYLOAD) for n in range(self.n, self.n + batch)]
+        out = [SourceRecord(self.partition, {"n": n}, self.topic, value=PAYLOAD) for n in range(self.n, self.n + batch)]
         self.n += batch
         return out
 
@@ -67,6 +74,7 @@ class BytesSource(SourceConnector):
 
 
 COUNTS: dict[str, int] = {}
+FIRST_POLL: dict[str, float] = {}  # when each source task first polled: startup is not throughput
 
 
 class CountingSinkTask(SinkTask):
@@ -138,7 +146,7 @@ def bare_produce(bootstrap: str, topic: str, n: int) -> float:
 
 
 def bare_consume(bootstrap: str, topic: str, n: int) -> float:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
+    c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
     c.subscribe([topic])
     got, start = 0, None
@@ -154,14 +162,13 @@ def bare_consume(bootstrap: str, topic: str, n: int) -> float:
 
 def runtime_source(rt: ConnectRuntime, bootstrap: str, topic: str, n: int) -> float:
     name = f"src-{uuid.uuid4().hex[:6]}"
-    start = time.perf_counter()
     rt.create_connector(name, {"connector.class": "BytesSource", "topic": topic, "records": str(n),
                                "value.converter": BYTES, "key.converter": BYTES})
     runner = rt.herder.runner(name, 0)
     while runner is None or runner.records_sent < n or runner.submitted.outstanding > 0:
         time.sleep(0.005)
         runner = runner or rt.herder.runner(name, 0)
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - FIRST_POLL[name]
     rt.delete_connector(name)
     assert end_offset(bootstrap, topic) >= n
     return n / elapsed
@@ -187,6 +194,7 @@ def runtime_sink(rt: ConnectRuntime, topic: str, n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--bootstrap")
     args = ap.parse_args()
     broker = None
@@ -196,17 +204,24 @@ def main() -> None:
         bootstrap = broker.bootstrap_servers
     try:
         n, tag = args.records, uuid.uuid4().hex[:6]
+        rates: dict[str, list[float]] = {"bare_p": [], "ours_p": [], "bare_c": [], "ours_c": []}
         with ConnectRuntime(bootstrap, f"bench-{tag}", {"offset.flush.interval.ms": "1000"}) as rt:
             rt.plugins.register(BytesSource)
             rt.plugins.register(CountingSink)
-            bare_p = bare_produce(bootstrap, make_topic(bootstrap, f"bare-{tag}"), n)
-            ours_p = runtime_source(rt, bootstrap, make_topic(bootstrap, f"src-{tag}"), n)
-            bare_c = bare_consume(bootstrap, f"bare-{tag}", n)
-            ours_c = runtime_sink(rt, f"bare-{tag}", n)
-        print(f"{'path':<8}{'bare confluent-kafka':>24}{'connect_magics task':>24}{'ratio':>8}")
-        print(f"{'source':<8}{bare_p:>20,.0f} r/s{ours_p:>20,.0f} r/s{ours_p / bare_p:>8.2f}")
-        print(f"{'sink':<8}{bare_c:>20,.0f} r/s{ours_c:>20,.0f} r/s{ours_c / bare_c:>8.2f}")
-        print(f"({n:,} records of 100 bytes, one task, one partition, acks=all idempotent producer)")
+            for r in range(args.rounds):
+                bare_topic = make_topic(bootstrap, f"bare-{tag}-{r}")
+                rates["bare_p"].append(bare_produce(bootstrap, bare_topic, n))
+                rates["ours_p"].append(runtime_source(rt, bootstrap, make_topic(bootstrap, f"src-{tag}-{r}"), n))
+                rates["bare_c"].append(bare_consume(bootstrap, bare_topic, n))
+                rates["ours_c"].append(runtime_sink(rt, bare_topic, n))
+        print(f"{'path':<8}{'bare confluent-kafka':>24}{'connect_magics task':>24}{'ratio':>8}{'per-round ratios':>20}")
+        for path, bare, ours in (("source", "bare_p", "ours_p"), ("sink", "bare_c", "ours_c")):
+            per_round = [o / b for o, b in zip(rates[ours], rates[bare], strict=True)]
+            b_med, o_med = statistics.median(rates[bare]), statistics.median(rates[ours])
+            print(f"{path:<8}{b_med:>20,.0f} r/s{o_med:>20,.0f} r/s{o_med / b_med:>8.2f}"
+                  f"{min(per_round):>13.2f} - {max(per_round):.2f}")
+        print(f"(medians of {args.rounds} rounds; {n:,} records of 100 bytes, one task, one partition, "
+              "acks=all idempotent producer)")
     finally:
         if broker is not None:
             broker.stop()

@@ -13,9 +13,8 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -70,27 +69,66 @@ class Headers:
         return f"Headers({self._headers!r})"
 
 
-@dataclass
 class ConnectRecord:
-    """Fields common to source and sink records."""
+    """Fields common to source and sink records.
 
-    topic: str
-    kafka_partition: int | None = None
-    key_schema: Any = None
-    key: Any = None
-    value_schema: Any = None
-    value: Any = None
-    timestamp: int | None = None
-    headers: Headers = field(default_factory=Headers)
+    Records are plain slotted objects, cheap to create in the hot path; their headers are created
+    on first use.
+    """
+
+    __slots__ = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "timestamp",
+                 "_headers")
+    _FIELDS: tuple[str, ...] = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value",
+                                "timestamp", "headers")
+
+    def __init__(self, topic: str, kafka_partition: int | None = None, key_schema: Any = None,
+                 key: Any = None, value_schema: Any = None, value: Any = None, timestamp: int | None = None,
+                 headers: Headers | None = None) -> None:
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self._headers = headers
+
+    @property
+    def headers(self) -> Headers:
+        if self._headers is None:
+            self._headers = Headers()
+        return self._headers
+
+    @headers.setter
+    def headers(self, headers: Headers) -> None:
+        self._headers = headers
+
+    def has_headers(self) -> bool:
+        """True if the record carries at least one header (without creating an empty collection)."""
+        return bool(self._headers)
+
+    def _fields(self) -> dict[str, Any]:
+        fields = {name: getattr(self, name) for name in self._FIELDS}
+        fields["headers"] = None if self._headers is None else self._headers.duplicate()
+        return fields
 
     def new_record(self, **changes: Any) -> ConnectRecord:
         """A copy of this record with the given fields replaced (what transformations return)."""
-        if "headers" not in changes:
-            changes["headers"] = self.headers.duplicate()
-        return dataclasses.replace(self, **changes)
+        return type(self)(**{**self._fields(), **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._FIELDS if n != "headers") \
+            and list(self._headers or ()) == list(other._headers or ())  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._FIELDS)
+        return f"{type(self).__name__}({shown})"
 
 
-@dataclass
 class SourceRecord(ConnectRecord):
     """A record produced by a :class:`~connect_magics.api.SourceTask`.
 
@@ -98,8 +136,8 @@ class SourceRecord(ConnectRecord):
     values; the runtime commits the offset once the broker acknowledged the record.
     """
 
-    source_partition: dict[str, Any] | None = None
-    source_offset: dict[str, Any] | None = None
+    __slots__ = ("source_partition", "source_offset")
+    _FIELDS = ("source_partition", "source_offset", *ConnectRecord._FIELDS)
 
     def __init__(
         self,
@@ -114,34 +152,64 @@ class SourceRecord(ConnectRecord):
         timestamp: int | None = None,
         headers: Headers | None = None,
     ) -> None:
-        super().__init__(topic, kafka_partition, key_schema, key, value_schema, value, timestamp,
-                         headers if headers is not None else Headers())
         self.source_partition = source_partition
         self.source_offset = source_offset
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self._headers = headers
 
-    def new_record(self, **changes: Any) -> SourceRecord:
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        fields["headers"] = self.headers.duplicate()
-        fields.update(changes)
-        return SourceRecord(**fields)
 
-
-@dataclass
 class SinkRecord(ConnectRecord):
-    """A record delivered to a :class:`~connect_magics.api.SinkTask`, with its Kafka coordinates."""
+    """A record delivered to a :class:`~connect_magics.api.SinkTask`, with its Kafka coordinates.
 
-    kafka_offset: int = -1
-    original_topic: str | None = None
-    original_kafka_partition: int | None = None
-    original_kafka_offset: int | None = None
+    ``original_topic``, ``original_kafka_partition`` and ``original_kafka_offset`` are where the
+    record was consumed, whatever transformations changed since (records are treated as immutable:
+    transformations return :meth:`new_record` copies).
 
-    def __post_init__(self) -> None:
-        if self.original_topic is None:
-            self.original_topic = self.topic
-        if self.original_kafka_partition is None:
-            self.original_kafka_partition = self.kafka_partition
-        if self.original_kafka_offset is None:
-            self.original_kafka_offset = self.kafka_offset
+    >>> SinkRecord("orders", 0, None, "k", None, "v", kafka_offset=7).new_record(topic="x").original_topic
+    'orders'
+    """
+
+    __slots__ = ("kafka_offset", "_original")
+    _FIELDS = (*ConnectRecord._FIELDS, "kafka_offset", "original_topic", "original_kafka_partition",
+               "original_kafka_offset")
+
+    def __init__(self, topic: str, kafka_partition: int | None = None, key_schema: Any = None,
+                 key: Any = None, value_schema: Any = None, value: Any = None, timestamp: int | None = None,
+                 headers: Headers | None = None, kafka_offset: int = -1, original_topic: str | None = None,
+                 original_kafka_partition: int | None = None, original_kafka_offset: int | None = None) -> None:
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self._headers = headers
+        self.kafka_offset = kafka_offset
+        # The originals are the record's own coordinates unless given: stored only then (a cheap hot path).
+        self._original = None if original_topic is None and original_kafka_partition is None \
+            and original_kafka_offset is None else (
+                topic if original_topic is None else original_topic,
+                kafka_partition if original_kafka_partition is None else original_kafka_partition,
+                kafka_offset if original_kafka_offset is None else original_kafka_offset)
+
+    @property
+    def original_topic(self) -> str:
+        return self.topic if self._original is None else self._original[0]
+
+    @property
+    def original_kafka_partition(self) -> int | None:
+        return self.kafka_partition if self._original is None else self._original[1]
+
+    @property
+    def original_kafka_offset(self) -> int:
+        return self.kafka_offset if self._original is None else self._original[2]
 
 
 @dataclass(frozen=True, order=True)

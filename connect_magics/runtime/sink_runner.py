@@ -15,7 +15,7 @@ from connect_magics.api.connector import SinkTask, SinkTaskContext
 from connect_magics.api.errors import RetriableException
 from connect_magics.api.records import SinkRecord, TopicPartition
 from connect_magics.runtime.task_runner import TaskRunner
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class SinkTaskRunner(TaskRunner):
 
     def initialize(self) -> None:
         group = sink_group_id(self.id.connector, self.connector_config)
-        self.consumer = Consumer({"auto.offset.reset": "earliest", **self.consumer_config, "group.id": group,
+        self.consumer = Consumer({"auto.offset.reset": "earliest", **CONSUMER_DEFAULTS, **self.consumer_config, "group.id": group,
                                   "enable.auto.commit": False, "enable.auto.offset.store": False,
                                   "logger": client_logger("consumer")})
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
@@ -120,31 +120,51 @@ class SinkTaskRunner(TaskRunner):
 
     def _deliver(self, msgs: list[Any]) -> None:
         batch: list[SinkRecord] = []
-        consumed: dict[tuple[str, int], int] = {}
-        kconv, vconv, chain = self.key_converter, self.value_converter, self.chain
+        consumed: dict[tuple[str, int], int] = {}  # the next offset of each partition in msgs
+        key_to_connect, value_to_connect = self.key_converter.to_connect_data, self.value_converter.to_connect_data
+        # Converters with one schema for every value skip to_connect_data and its SchemaAndValue.
+        key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
+        key_schema, key_decode = key_fixed or (None, None)
+        value_schema, value_decode = value_fixed or (None, None)
+        apply = self.chain.apply if self.chain.stages else None
+        append = batch.append
+        last: Any = None  # the last message of the current run of one partition
         for m in msgs:
             err = m.error()
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF or err.retriable():
                     continue
                 raise KafkaException(err)
-            topic, offset = m.topic(), m.offset()
-            consumed[(topic, m.partition())] = offset + 1
+            topic, partition = m.topic(), m.partition()
+            if last is not None and (partition != last.partition() or topic != last.topic()):
+                consumed[(last.topic(), last.partition())] = last.offset() + 1
+            last = m
             try:
-                key = kconv.to_connect_data(topic, m.key())
-                value = vconv.to_connect_data(topic, m.value())
+                key, value = m.key(), m.value()
+                if key_fixed is None:
+                    key_schema, key = key_to_connect(topic, key)
+                elif key is not None and key_decode is not None:
+                    key = key_decode(key)
+                if value_fixed is None:
+                    value_schema, value = value_to_connect(topic, value)
+                elif value is not None and value_decode is not None:
+                    value = value_decode(value)
                 ts_type, ts = m.timestamp()
-                record = SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
-                                    ts if ts_type else None, self.headers_from_kafka(topic, m.headers()),
-                                    kafka_offset=offset)
-                out = chain.apply(record)
+                raw_headers = m.headers()
+                record = SinkRecord(topic, partition, key_schema, key, value_schema, value, ts if ts_type else None,
+                                    self.headers_from_kafka(topic, raw_headers) if raw_headers else None,
+                                    m.offset())
+                if apply is not None:
+                    record = apply(record)
             except Exception:
                 if self.tolerate_errors:
                     log.warning("Task %s skipped a record it could not convert", self.id, exc_info=True)
                     continue
                 raise
-            if out is not None:
-                batch.append(out)
+            if record is not None:
+                append(record)
+        if last is not None:
+            consumed[(last.topic(), last.partition())] = last.offset() + 1
         if self.track_topics:  # KIP-558: the topics consumed, before transformations
             for topic in {t for t, _ in consumed}:
                 self.services.status.put_topic(self.id.connector, topic, self.id.task)

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -25,55 +25,83 @@ from connect_magics.storage.offset_store import OffsetStore, freeze, validate_fo
 log = logging.getLogger(__name__)
 
 
-class _Submitted:
-    __slots__ = ("partition", "offset", "acked")
+class SubmittedBatch:
+    """The records of one ``poll()`` handed to the producer: how many the broker has not acknowledged
+    yet, the last record of each source partition, and the topics they went to."""
 
-    def __init__(self, partition: dict | None, offset: dict | None) -> None:
-        self.partition, self.offset, self.acked = partition, offset, False
+    __slots__ = ("unacked", "last", "topics")
+
+    def __init__(self) -> None:
+        self.unacked = 0
+        self.last: dict[Any, SourceRecord] = {}
+        self.topics: set[str] = set()
 
 
 class SubmittedRecords:
-    """Records sent but maybe not yet acknowledged, per source partition, in submission order.
+    """Records sent but maybe not yet acknowledged, batch by batch, in submission order.
 
-    The committable offset of a partition is that of the last record of its acknowledged prefix, so
-    an offset is never committed ahead of a record the broker has not confirmed.
+    A source partition's committable offset is that of its last record in the latest batch that is
+    fully acknowledged and preceded only by fully acknowledged batches holding that partition, so an
+    offset is never committed ahead of a record of its partition the broker has not confirmed (Kafka's
+    ``SubmittedRecords``, tracked per batch rather than per record to keep the hot path cheap).
     Used from the task's thread only (delivery callbacks are served by its ``poll``), so it needs no lock.
+
+    >>> s = SubmittedRecords(); b = s.batch()
+    >>> s.submit(b, SourceRecord({"f": "a"}, {"pos": 1}, "t"))
+    >>> s.committable()
+    []
+    >>> s.ack(b); s.committable()
+    [({'f': 'a'}, {'pos': 1})]
     """
 
     def __init__(self) -> None:
-        self._by_partition: dict[Any, deque[_Submitted]] = {}
-        self._last: tuple[dict | None, Any] = (None, freeze(None))
+        self._batches: deque[SubmittedBatch] = deque()
+        self._last: tuple[dict | None, Any] = (None, None)
         self.outstanding = 0
 
-    def submit(self, partition: dict | None, offset: dict | None) -> _Submitted:
-        rec = _Submitted(partition, offset)
-        last_partition, key = self._last
-        if partition != last_partition:  # consecutive records mostly share a partition: skip re-freezing
-            key = freeze(partition)
-            self._last = (partition, key)
-        queue = self._by_partition.get(key)
-        if queue is None:
-            queue = self._by_partition[key] = deque()
-        queue.append(rec)
-        self.outstanding += 1
-        return rec
+    def batch(self) -> SubmittedBatch:
+        """Start the batch the next records are submitted to."""
+        batch = SubmittedBatch()
+        self._batches.append(batch)
+        return batch
 
-    def ack(self, rec: _Submitted) -> None:
-        rec.acked = True
+    def submit(self, batch: SubmittedBatch, record: SourceRecord, acked: bool = False) -> None:
+        """Track ``record`` (already acknowledged if ``acked``: a record a transformation dropped)."""
+        partition = record.source_partition
+        if partition is not None:
+            last_partition, key = self._last
+            if partition is not last_partition and partition != last_partition:  # mostly the same one
+                key = freeze(partition)
+                self._last = (partition, key)
+            batch.last[key] = record
+        if not acked:
+            batch.unacked += 1
+            self.outstanding += 1
+
+    def ack(self, batch: SubmittedBatch) -> None:
+        """The broker acknowledged one record of ``batch``."""
+        batch.unacked -= 1
         self.outstanding -= 1
 
     def committable(self) -> list[tuple[dict, dict | None]]:
-        """Pop each partition's acknowledged prefix; return (partition, latest offset) pairs."""
-        out = []
-        for key, queue in list(self._by_partition.items()):
-            last = None
-            while queue and queue[0].acked:
-                last = queue.popleft()
-            if last is not None and last.partition is not None and last.offset is not None:
-                out.append((last.partition, last.offset))
-            if not queue:
-                del self._by_partition[key]
-        return out
+        """Take each partition's committable offset; return (partition, latest offset) pairs."""
+        latest: dict[Any, SourceRecord] = {}
+        blocked: set[Any] = set()  # partitions with a record not acknowledged yet
+        kept: deque[SubmittedBatch] = deque()
+        for batch in self._batches:
+            if batch.unacked:
+                blocked.update(batch.last)
+                kept.append(batch)
+                continue
+            for key, record in batch.last.items():
+                if key not in blocked:
+                    latest[key] = record
+            if blocked:
+                batch.last = {k: r for k, r in batch.last.items() if k in blocked}
+                if batch.last:
+                    kept.append(batch)
+        self._batches = kept
+        return [(r.source_partition, r.source_offset) for r in latest.values() if r.source_offset is not None]
 
 
 class StoreOffsetReader(OffsetStorageReader):
@@ -115,6 +143,8 @@ class SourceTaskRunner(TaskRunner):
         self._retry: list[SourceRecord] | None = None  # records to send again after a retriable failure
         self._producer: Producer | None = None
         self.records_sent = 0
+        # Tasks that override commit_record get a delivery callback per record; others one per batch.
+        self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
     def initialize(self) -> None:
         self._producer = Producer({**self.producer_config, "logger": client_logger("producer")})
@@ -140,47 +170,51 @@ class SourceTaskRunner(TaskRunner):
         self._maybe_commit()
 
     def _send(self, records: list[SourceRecord]) -> None:
-        produce, chain = self._producer.produce, self.chain
-        kconv, vconv = self.key_converter, self.value_converter
+        produce, apply = self._producer.produce, self.chain.apply if self.chain.stages else None
+        key_to_kafka = self.key_converter.from_connect_data
+        value_to_kafka = self.value_converter.from_connect_data
+        submitted, known = self.submitted, self._known_topics
+        batch = submitted.batch()
+        per_record = self._commits_records
+        on_delivery = partial(self._on_delivery, batch)
+        last_topic = None
         for index, record in enumerate(records):
             try:
-                out = chain.apply(record)
+                out = record if apply is None else apply(record)
                 if out is None:
-                    sub = self.submitted.submit(record.source_partition, record.source_offset)
-                    self.submitted.ack(sub)
+                    submitted.submit(batch, record, acked=True)
                     self.task.commit_record(record, None)
                     continue
                 topic = out.topic
-                key = kconv.from_connect_data(topic, out.key_schema, out.key)
-                value = vconv.from_connect_data(topic, out.value_schema, out.value)
-                headers = self.headers_to_kafka(topic, out.headers) if len(out.headers) else None
+                key = key_to_kafka(topic, out.key_schema, out.key)
+                value = value_to_kafka(topic, out.value_schema, out.value)
+                headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
             except Exception:
                 if self.tolerate_errors:
                     log.warning("Task %s skipped a record it could not convert", self.id, exc_info=True)
                     continue
                 raise
-            if topic not in self._known_topics:
-                try:
-                    self._ensure_topic(topic)
-                except RetriableException:
-                    log.warning("Task %s failed to send record to topic '%s'. Backing off before retrying: ",
-                                self.id, topic, exc_info=True)
-                    self._retry = records[index:]
-                    with self._cond:
-                        self._cond.wait(0.1)  # Kafka's SEND_FAILED_BACKOFF_MS; stop() wakes it up
-                    return
-            sub = self.submitted.submit(record.source_partition, record.source_offset)
-            kwargs: dict[str, Any] = {}
-            if out.kafka_partition is not None:
-                kwargs["partition"] = out.kafka_partition
-            if out.timestamp is not None:
-                kwargs["timestamp"] = out.timestamp
-            if headers:
-                kwargs["headers"] = headers
-            callback = self._delivery_callback(sub, record, topic)
+            if topic != last_topic:
+                if topic not in known:
+                    try:
+                        self._ensure_topic(topic)
+                    except RetriableException:
+                        log.warning("Task %s failed to send record to topic '%s'. Backing off before retrying: ",
+                                    self.id, topic, exc_info=True)
+                        self._retry = records[index:]
+                        with self._cond:
+                            self._cond.wait(0.1)  # Kafka's SEND_FAILED_BACKOFF_MS; stop() wakes it up
+                        return
+                batch.topics.add(topic)
+                last_topic = topic
+            submitted.submit(batch, record)
+            callback = partial(self._on_record_delivery, batch, record) if per_record else on_delivery
             while True:
                 try:
-                    produce(topic, value, key, on_delivery=callback, **kwargs)
+                    if out.kafka_partition is None and out.timestamp is None and headers is None:
+                        produce(topic, value, key, on_delivery=callback)
+                    else:
+                        produce(topic, value, key, on_delivery=callback, **self._produce_options(out, headers))
                     break
                 except BufferError:
                     self._producer.poll(0.05)
@@ -189,17 +223,30 @@ class SourceTaskRunner(TaskRunner):
                         raise ConnectException("Task stopped while the producer queue was full") from None
             self.records_sent += 1
 
-    def _delivery_callback(self, sub: _Submitted, record: SourceRecord,
-                           topic: str) -> Callable[[KafkaError | None, Any], None]:
-        def done(err: KafkaError | None, msg: Any) -> None:
-            if err is not None:
-                self._send_error = KafkaException(err)
-                return
-            self.submitted.ack(sub)
-            if self.track_topics:
+    @staticmethod
+    def _produce_options(record: SourceRecord, headers: list | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"headers": headers} if headers else {}
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        return kwargs
+
+    def _on_delivery(self, batch: SubmittedBatch, err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            self._send_error = KafkaException(err)
+            return
+        self.submitted.ack(batch)
+        if not batch.unacked and self.track_topics:
+            for topic in batch.topics:
                 self.services.status.put_topic(self.id.connector, topic, self.id.task)
+
+    def _on_record_delivery(self, batch: SubmittedBatch, record: SourceRecord, err: KafkaError | None,
+                            msg: Any) -> None:
+        """For tasks that override ``commit_record``: also hand them each acknowledged record."""
+        self._on_delivery(batch, err, msg)
+        if err is None:
             self.task.commit_record(record, msg)
-        return done
 
     def _check_send_error(self) -> None:
         if self._send_error is not None:
