@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import socket
 import sys
+import threading
 
 from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
 from connect_magics.local.broker import default_data_dir
@@ -34,6 +37,46 @@ def _broker(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_properties(path: str) -> dict[str, str]:
+    """A Java properties file (a Kafka Connect ``worker.properties``) as a dict."""
+    from jproperties import Properties
+
+    props = Properties()
+    with open(path, "rb") as f:
+        props.load(f, "utf-8")
+    return {key: value.data for key, value in props.items()}
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from connect_magics import ConnectRuntime
+    from connect_magics.rest import RestServer
+
+    props = load_properties(args.config) if args.config else {}
+    bootstrap = args.bootstrap_servers or props.pop("bootstrap.servers", None)
+    props.pop("bootstrap.servers", None)
+    if not bootstrap:
+        print("error: --bootstrap-servers (or bootstrap.servers in --config) is required", file=sys.stderr)
+        return 2
+    group = args.group_id or props.pop("group.id", None) or "connect-magics"
+    props.pop("group.id", None)
+    host = props.get("rest.host.name") or "127.0.0.1"
+    port = args.rest_port if args.rest_port is not None else int(props.get("rest.port", 8083))
+    props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with ConnectRuntime(bootstrap, group, props) as rt, RestServer(rt, host, int(props["rest.port"])) as server:
+        print(f"Kafka Connect REST API at {server.url} (group.id {group}); stop with SIGTERM or Ctrl-C", flush=True)
+        stop.wait()
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from connect_magics.demo import run_demo
 
@@ -48,6 +91,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--data-dir", help=f"data directory (default {default_data_dir()})")
     b.add_argument("--port", type=int, help="listener port (default: the last one used, else a free one)")
     b.set_defaults(func=_broker)
+    w = sub.add_parser("worker", help="a runtime with Kafka Connect's REST API, until SIGTERM")
+    w.add_argument("--bootstrap-servers", help="the Kafka cluster (default: bootstrap.servers of --config)")
+    w.add_argument("--group-id", help="the worker group: names the internal topics (default: group.id of --config, "
+                                      "else connect-magics)")
+    w.add_argument("--rest-port", type=int, help="REST port (default: rest.port of --config, else 8083; 0: a free one)")
+    w.add_argument("--config", help="a Kafka Connect worker properties file")
+    w.set_defaults(func=_worker)
     d = sub.add_parser("demo", help="a whole pipeline on the embedded broker and a local SparkSession")
     d.add_argument("--bootstrap-servers", help="use this cluster instead of starting the embedded broker")
     d.add_argument("--records", type=int, default=1000)

@@ -137,6 +137,10 @@ class ConnectRuntime:
     def restart_task(self, name: str, task_id: int) -> None:
         self.herder.restart_task(name, task_id)
 
+    def kafka_cluster_id(self) -> str | None:
+        """The id of the Kafka cluster holding the runtime's state (``GET /`` answers it)."""
+        return self.admin.list_topics(timeout=10).cluster_id
+
     # -- lifecycle ------------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop every task (committing offsets), flush statuses, and close the clients."""
