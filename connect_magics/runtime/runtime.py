@@ -76,11 +76,10 @@ class ConnectRuntime:
     def _executor(self, name: str) -> Executor:
         if name == "threads":
             return ThreadExecutor()
-        if name == "spark":
-            from connect_magics.spark.executor import SparkExecutor
-
-            return SparkExecutor(self.spark)
-        raise ValueError(f"Invalid value {name} for executor: must be 'threads' or 'spark'")
+        if name == "spark":  # PRODUCT.md's next surface; see docs/deviations.md
+            raise ValueError("Invalid value spark for executor: running tasks as Spark jobs is not available yet; "
+                             "use 'threads' or pass an Executor")
+        raise ValueError(f"Invalid value {name} for executor: must be 'threads' or an Executor")
 
     # -- connectors ---------------------------------------------------------------------------------
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:

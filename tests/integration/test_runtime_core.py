@@ -375,3 +375,11 @@ def test_client_override_policy(runtime_factory, bootstrap, unique) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     wait_until(lambda: f"mine-{unique}" in {g.group_id for g in admin.list_consumer_groups().result(10).valid},
                30, message="the overridden consumer group")
+
+
+def test_unknown_executor_is_refused_before_anything_is_created(bootstrap: str, unique: str) -> None:
+    for executor in ("spark", "processes"):
+        with pytest.raises(ValueError, match=f"Invalid value {executor} for executor"):
+            ConnectRuntime(bootstrap, f"ex-{unique}", executor=executor)
+    topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
+    assert not [t for t in topics if t.startswith(f"ex-{unique}")]
