@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 STATUS_COLUMNS = ["id", "state", "worker_id", "version", "trace"]
 LIST_COLUMNS = ["connector", "type", "state", "tasks"]
+EXPLAIN_COLUMNS = ["topic", "group", "action", "partitions", "replication_factor", "configs", "reason"]
 
 
 class ConnectMagicError(UsageError):
@@ -78,6 +79,7 @@ class ConnectMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.runtime: Any = None
         self.broker: Any = None
+        self.rest_server: Any = None
 
     # -- entry point ----------------------------------------------------------------------------
     @line_cell_magic
@@ -87,7 +89,8 @@ class ConnectMagics(Magics):
             args = parse_command(line, cell)
         except HelpShown:
             return None
-        handler: Callable[[argparse.Namespace, str | None], Any] = getattr(self, f"_cmd_{args.command}")
+        handler: Callable[[argparse.Namespace, str | None], Any] = getattr(self,
+                                                                        f"_cmd_{args.command.replace('-', '_')}")
         try:
             result = handler(args, cell)
         except ConnectRestError as e:
@@ -150,7 +153,10 @@ class ConnectMagics(Magics):
     def close(self) -> None:
         """Close the runtime and stop the embedded broker, if this instance started them."""
         rt, broker, self.runtime, self.broker = self.runtime, self.broker, None, None
+        server, self.rest_server = self.rest_server, None
         try:
+            if server is not None:
+                server.stop()
             if rt is not None:
                 rt.close()
         finally:
@@ -200,6 +206,41 @@ class ConnectMagics(Magics):
 
     def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
         return offsets_frame(self._rt(), args.name)
+
+    def _cmd_alter_offsets(self, args: argparse.Namespace, cell: str | None) -> None:
+        if args.frame not in self.shell.user_ns:
+            raise UsageError(f"%connect alter-offsets: no variable named {args.frame!r} in the notebook")
+        print(self._rt().alter_offsets_from_frame(args.name, self.shell.user_ns[args.frame])["message"])
+
+    def _cmd_reset_offsets(self, args: argparse.Namespace, cell: str | None) -> None:
+        print(self._rt().reset_offsets(args.name)["message"])
+
+    def _cmd_explain(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        answer = self._rt().explain_topic_creation(args.name, args.topics or None, include_existing=not args.topics)
+        if not answer["enabled"]:
+            print(f"Topic creation is off for {args.name}: {answer['reason']}")
+        rows = [{"topic": t["topic"], **{k: t.get(k) for k in EXPLAIN_COLUMNS[1:]}} for t in answer["topics"]]
+        return pd.DataFrame(rows, columns=EXPLAIN_COLUMNS)
+
+    def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
+        from connect_magics.rest import RestServer
+
+        if args.stop:
+            if self.rest_server is None:
+                print("No REST server to stop.")
+                return
+            self.rest_server.stop()
+            self.rest_server = None
+            print("REST server stopped.")
+            return
+        rt = self._rt()
+        if self.rest_server is not None:
+            raise UsageError(f"A REST server is already running at {self.rest_server.url}: %connect rest --stop it first")
+        try:
+            self.rest_server = RestServer(rt, port=args.port).start()
+        except OSError as e:
+            raise UsageError(f"%connect rest: cannot listen on port {args.port}: {e.strerror}") from None
+        print(f"Kafka Connect REST API at {self.rest_server.url}")
 
     def _cmd_topics(self, args: argparse.Namespace, cell: str | None) -> list[str]:
         topics = self._rt().connector_topics(args.name)[args.name]["topics"]

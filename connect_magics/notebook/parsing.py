@@ -21,8 +21,8 @@ from IPython.core.error import UsageError
 __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command", "parse_config_body",
            "parse_properties"]
 
-LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets", "topics",
-                 "plugins", "board", "close")
+LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
+                 "alter-offsets", "reset-offsets", "topics", "explain", "plugins", "board", "rest", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -70,7 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--include-tasks", action="store_true", help="restart the tasks too")
     r.add_argument("--only-failed", action="store_true", help="restart only failed instances")
     add("offsets", "a connector's offsets (a DataFrame)", named=True, output=True)
+    a = add("alter-offsets", "alter a stopped connector's offsets to the rows of a DataFrame variable",
+            named=True)
+    a.add_argument("frame", metavar="VAR", help="a pandas or Spark DataFrame (as %%connect offsets gives)")
+    add("reset-offsets", "reset a stopped connector's offsets", named=True)
     add("topics", "the topics a connector has used", named=True, output=True)
+    e = add("explain", "which topic creation group each topic matches, and its settings (a DataFrame)",
+            named=True, output=True)
+    e.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to explain (default: the broker's topics)")
+    rs = add("rest", "serve Kafka Connect's REST API for this runtime (for tools, not for widgets)")
+    rs.add_argument("--port", type=int, default=8083, help="the port on 127.0.0.1 (default 8083; 0: a free one)")
+    rs.add_argument("--stop", action="store_true", help="stop the REST server")
     pl = add("plugins", "installed connector plugins (a DataFrame)", output=True)
     pl.add_argument("--all", action="store_true", help="also list transformations, predicates and converters")
     add("board", "a StatusBoard widget: states with refresh and pause/resume/stop buttons", output=True)

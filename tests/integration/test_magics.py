@@ -165,3 +165,55 @@ def test_start_needs_bootstrap_servers(shell: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="bootstrap_servers is not set"):
         shell.run_line_magic("connect", "start")
     assert magics(shell).runtime is None
+
+
+def test_offsets_round_trip_explain_and_rest(shell: InteractiveShell, unique: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import urllib.request
+
+    shell.run_line_magic("connect", "start")
+    name, topic = f"seq-{unique}", f"seq-{unique}"
+    shell.run_cell_magic("connect", f"create {name}", f"""
+connector.class=SequenceSource
+topic={topic}
+records=50
+topic.creation.default.partitions=2
+topic.creation.default.replication.factor=1
+""")
+    def all_committed() -> bool:
+        frame = shell.run_line_magic("connect", f"offsets {name} -o df")
+        return not frame.empty and frame.loc[0, "seq"] == 49
+    wait_until(all_committed, 30, message="all 50 committed")
+    assert list(shell.user_ns["df"].columns) == ["task", "seq"]
+
+    with pytest.raises(ConnectMagicError, match="STOPPED state") as e:  # refused while running; nothing changes
+        shell.run_line_magic("connect", f"alter-offsets {name} df")
+    assert e.value.status == 400
+    with pytest.raises(UsageError, match="no variable named 'nothing'"):
+        shell.run_line_magic("connect", f"alter-offsets {name} nothing")
+    shell.run_line_magic("connect", f"stop {name}")
+    wait_until(lambda: tuple(shell.run_line_magic("connect", f"status {name}")["state"]) == ("STOPPED",), 30)
+    shell.user_ns["df"].loc[0, "seq"] = 9
+    capsys.readouterr()
+    shell.run_line_magic("connect", f"alter-offsets {name} df")
+    assert "altered successfully" in capsys.readouterr().out
+    assert shell.run_line_magic("connect", f"offsets {name}").loc[0, "seq"] == 9
+    shell.run_line_magic("connect", f"reset-offsets {name}")
+    assert "reset successfully" in capsys.readouterr().out
+    assert shell.run_line_magic("connect", f"offsets {name}").empty
+
+    explained = shell.run_line_magic("connect", f"explain {name} new-{unique} {topic} -o ex")
+    assert list(explained["topic"]) == [f"new-{unique}", topic]
+    assert list(explained["action"]) == ["create", "exists"]
+    assert explained.loc[0, "group"] == "default" and explained.loc[0, "partitions"] == 2
+    assert shell.user_ns["ex"] is explained
+
+    shell.run_line_magic("connect", "rest --port 0")
+    url = capsys.readouterr().out.split("REST API at ")[1].split()[0]
+    with urllib.request.urlopen(f"{url}/connectors/{name}/status", timeout=30) as resp:
+        assert json.loads(resp.read())["connector"]["state"] == "STOPPED"
+    with pytest.raises(UsageError, match="already running"):
+        shell.run_line_magic("connect", "rest --port 0")
+    shell.run_line_magic("connect", "rest --stop")
+    assert magics(shell).rest_server is None
