@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_magics.api.config import (
+    CaseInsensitiveValidString,
     ConfigDef,
     ConfigException,
     ConfigValue,
     Importance,
     Range,
     Type,
-    ValidString,
     config_infos,
 )
 from connect_magics.api.config import _key_info as config_key_info
@@ -47,6 +47,7 @@ CONVERTER_TYPES: dict[str, tuple[str, ...]] = {"key.converter": ("converter",), 
                                                "header.converter": ("header_converter",)}
 OVERRIDE_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP = "Common", "Transforms", "Predicates"
+ERRORS_GROUP = "Error Handling"
 
 
 def connector_config_def(connector_type: str) -> ConfigDef:
@@ -68,13 +69,49 @@ def connector_config_def(connector_type: str) -> ConfigDef:
                   documentation="Aliases for the transformations to be applied to records.")
           .define("predicates", Type.LIST, "", importance=Importance.LOW, group=PREDICATES_GROUP,
                   documentation="Aliases for the predicates used by transformations.")
-          .define("errors.tolerance", Type.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM,
-                  documentation="'none' fails the task on a record error; 'all' skips problematic records."))
+          .define("errors.retry.timeout", Type.LONG, 0, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+                  order_in_group=1, documentation="The maximum duration in milliseconds that a failed operation "
+                  "will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for "
+                  "infinite retries.")
+          .define("errors.retry.delay.max.ms", Type.LONG, 60000, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+                  order_in_group=2, documentation="The maximum duration in milliseconds between consecutive retry "
+                  "attempts. Jitter will be added to the delay once this limit is reached to prevent thundering "
+                  "herd issues.")
+          .define("errors.tolerance", Type.STRING, "none", CaseInsensitiveValidString.in_("none", "all"),
+                  Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=3,
+                  documentation="Behavior for tolerating errors during connector operation. 'none' is the default "
+                  "value and signals that any error will result in an immediate connector task failure; 'all' "
+                  "changes the behavior to skip over problematic records.")
+          .define("errors.log.enable", Type.BOOLEAN, False, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+                  order_in_group=4, documentation="If true, write each error and the details of the failed "
+                  "operation and problematic record to the Connect application log. This is 'false' by default, "
+                  "so that only errors that are not tolerated are reported.")
+          .define("errors.log.include.messages", Type.BOOLEAN, False, importance=Importance.MEDIUM,
+                  group=ERRORS_GROUP, order_in_group=5, documentation="Whether to include in the log the Connect "
+                  "record that resulted in a failure. For sink records, the topic, partition, offset, and "
+                  "timestamp will be logged. For source records, the key and value (and their schemas), all "
+                  "headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset "
+                  "will be logged. This is 'false' by default, which will prevent record keys, values, and headers "
+                  "from being written to log files."))
     if connector_type == "sink":
         cd = (cd.define("topics", Type.LIST, "", importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=4,
                         documentation="List of topics to consume, separated by commas.")
                 .define("topics.regex", Type.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
-                        order_in_group=4, documentation="Regular expression giving topics to consume."))
+                        order_in_group=4, documentation="Regular expression giving topics to consume.")
+                .define("errors.deadletterqueue.topic.name", Type.STRING, "", importance=Importance.MEDIUM,
+                        group=ERRORS_GROUP, order_in_group=6, documentation="The name of the topic to be used as "
+                        "the dead letter queue (DLQ) for messages that result in an error when processed by this "
+                        "sink connector, or its transformations or converters. The topic name is blank by default, "
+                        "which means that no messages are to be recorded in the DLQ.")
+                .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT, 3,
+                        importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=7,
+                        documentation="Replication factor used to create the dead letter queue topic when it "
+                        "doesn't already exist.")
+                .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False,
+                        importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=8,
+                        documentation="If true, add headers containing error context to the messages written to "
+                        "the dead letter queue. To avoid clashing with headers from the original record, all error "
+                        "context header keys, all error context header keys will start with __connect.errors."))
     else:
         cd = (cd.define("topic.creation.groups", Type.LIST, "", importance=Importance.LOW,
                         group="Topic Creation", documentation="Groups of configurations for topics created by "
@@ -82,6 +119,16 @@ def connector_config_def(connector_type: str) -> ConfigDef:
                 .define("offsets.storage.topic", Type.STRING, None, importance=Importance.LOW,
                         documentation="The name of a separate offsets topic to use for this connector."))
     return cd
+
+
+def _full_match(regex: str, topic: str) -> bool:
+    """Whether a Java ``topics.regex`` matches the whole topic name (False for a pattern that does not compile)."""
+    from connect_magics.runtime.java_regex import compile_java_regex
+
+    try:
+        return compile_java_regex(regex).fullmatch(topic) is not None
+    except Exception:  # noqa: BLE001 - the regex's own validation reports it
+        return False
 
 
 def connector_type(desc: PluginDesc | None) -> str:
@@ -240,6 +287,16 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             values["topics"].errors.append('Must configure one of "topics" or "topics.regex", not both')
         elif not topics and not regex:
             values["topics"].errors.append('Must configure one of "topics" or "topics.regex"')
+        dlq = config.get("errors.deadletterqueue.topic.name", "").strip()
+        listed = [t.strip() for t in topics.split(",") if t.strip()]
+        if dlq and dlq in listed:
+            values["errors.deadletterqueue.topic.name"].errors.append(
+                f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics=[{', '.join(listed)}]') "
+                "consumed by the connector")
+        elif dlq and regex and _full_match(regex, dlq):
+            values["errors.deadletterqueue.topic.name"].errors.append(
+                f"The DLQ topic '{dlq}' may not be included in the regex matching the topics ('topics.regex={regex}') "
+                "consumed by the connector")
     elif ctype == "source":
         for key, message in validate_topic_creation(config, worker_topic_creation):
             target = values.get(key)

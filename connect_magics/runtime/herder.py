@@ -446,17 +446,15 @@ class Herder:
                 key_converter=converters["key.converter"][1], value_converter=converters["value.converter"][1],
                 header_converter=converters["header.converter"][1], chain=chain, version=version)
             policy = self.wc["connector.client.config.override.policy"]
+            clients = dict(
+                producer_config={**self.wc.client_config("producer"), "enable.idempotence": True, "acks": "all",
+                                 **client_overrides(config, "producer", policy)},
+                admin_config={**self.wc.client_config("admin"), **client_overrides(config, "admin", policy)})
             if running.desc.type == "source":
-                runner: TaskRunner = SourceTaskRunner(
-                    **common,
-                    producer_config={**self.wc.client_config("producer"), "enable.idempotence": True,
-                                     "acks": "all", **client_overrides(config, "producer", policy)},
-                    admin_config={**self.wc.client_config("admin"), **client_overrides(config, "admin", policy)},
-                    offset_stores=self.offset_stores_for(name))
-            else:
-                runner = SinkTaskRunner(
-                    **common, consumer_config={**self.wc.client_config("consumer"),
-                                               **client_overrides(config, "consumer", policy)})
+                runner: TaskRunner = SourceTaskRunner(**common, **clients, offset_stores=self.offset_stores_for(name))
+            else:  # a sink's producer and admin client serve its dead letter queue
+                runner = SinkTaskRunner(**common, **clients, consumer_config={
+                    **self.wc.client_config("consumer"), **client_overrides(config, "consumer", policy)})
         except Exception as e:  # noqa: BLE001
             log.error("Failed to start task %s", task_id, exc_info=True)
             self.status.put_task(name, index, "FAILED", trace_of(e))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from functools import partial
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -14,6 +15,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from connect_magics.api.connector import SinkTask, SinkTaskContext
 from connect_magics.api.errors import RetriableException
 from connect_magics.api.records import SinkRecord, TopicPartition
+from connect_magics.runtime.error_handling import DeadLetterQueue, Stage, staged
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
@@ -54,11 +56,15 @@ class _Context(SinkTaskContext):
 class SinkTaskRunner(TaskRunner):
     task: SinkTask
 
-    def __init__(self, *args: Any, consumer_config: dict[str, str], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, consumer_config: dict[str, str], producer_config: dict[str, str],
+                 admin_config: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.consumer_config = consumer_config
+        self.producer_config = producer_config  # for the dead letter queue
+        self.admin_config = admin_config
         wc = self.services.worker_config
         self.flush_interval = wc.int("offset.flush.interval.ms") / 1000
+        self.flush_timeout = wc.int("offset.flush.timeout.ms") / 1000
         self.track_topics = wc.bool("topic.tracking.enable")
         self.assigned: set[TopicPartition] = set()
         self.current: dict[TopicPartition, int] = {}
@@ -71,6 +77,9 @@ class SinkTaskRunner(TaskRunner):
         self.records_put = 0
 
     def initialize(self) -> None:
+        if self.errors.settings.dlq_topic:
+            self.errors.dlq = DeadLetterQueue(self.errors.settings, self.id.connector, self.id.task,
+                                              self.producer_config, self.admin_config)
         group = sink_group_id(self.id.connector, self.connector_config)
         self.consumer = Consumer({"auto.offset.reset": "earliest", **CONSUMER_DEFAULTS, **self.consumer_config, "group.id": group,
                                   "enable.auto.commit": False, "enable.auto.offset.store": False,
@@ -156,11 +165,8 @@ class SinkTaskRunner(TaskRunner):
                                     m.offset())
                 if apply is not None:
                     record = apply(record)
-            except Exception:
-                if self.tolerate_errors:
-                    log.warning("Task %s skipped a record it could not convert", self.id, exc_info=True)
-                    continue
-                raise
+            except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
+                record = self.recover(partial(self._convert, m), m)
             if record is not None:
                 append(record)
         if last is not None:
@@ -180,12 +186,27 @@ class SinkTaskRunner(TaskRunner):
         self.records_put += len(batch)
         self.current.update({TopicPartition(t, p): o for (t, p), o in consumed.items()})
 
+    def _convert(self, m: Any) -> SinkRecord | None:
+        """One message through the converters and transformations, naming the stage of any failure."""
+        topic = m.topic()
+        kc, vc, hc = self.key_converter, self.value_converter, self.header_converter
+        key = staged(Stage.KEY_CONVERTER, kc, kc.to_connect_data, topic, m.key())
+        value = staged(Stage.VALUE_CONVERTER, vc, vc.to_connect_data, topic, m.value())
+        raw_headers = m.headers()
+        headers = staged(Stage.HEADER_CONVERTER, hc, self.headers_from_kafka, topic, raw_headers) \
+            if raw_headers else None
+        ts_type, ts = m.timestamp()
+        return self.transform(SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
+                                         ts if ts_type else None, headers, m.offset()))
+
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         self._last_commit = time.monotonic()
         self.commit_requested = False
         current = {tp: o for tp, o in self.current.items() if only is None or tp in only}
         if not current:
             return
+        if self.errors.dlq is not None:  # records sent to the dead letter queue are written before their offsets
+            self.errors.dlq.flush(self.flush_timeout)
         committable = self.task.pre_commit(dict(current))
         offsets = [KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in committable.items()
                    if tp in self.assigned]
@@ -207,3 +228,5 @@ class SinkTaskRunner(TaskRunner):
                 self.task.close(sorted(self.assigned))
                 self.assigned.clear()
             self.consumer.close()
+        if self.errors.dlq is not None:
+            self.errors.dlq.close(self.flush_timeout)

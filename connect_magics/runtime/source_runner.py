@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
+from connect_magics.runtime.error_handling import Stage, staged
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.runtime.topic_creation import TopicCreation
@@ -181,19 +182,21 @@ class SourceTaskRunner(TaskRunner):
         for index, record in enumerate(records):
             try:
                 out = record if apply is None else apply(record)
-                if out is None:
-                    submitted.submit(batch, record, acked=True)
-                    self.task.commit_record(record, None)
-                    continue
-                topic = out.topic
-                key = key_to_kafka(topic, out.key_schema, out.key)
-                value = value_to_kafka(topic, out.value_schema, out.value)
-                headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
-            except Exception:
-                if self.tolerate_errors:
-                    log.warning("Task %s skipped a record it could not convert", self.id, exc_info=True)
-                    continue
-                raise
+                if out is not None:
+                    topic = out.topic
+                    key = key_to_kafka(topic, out.key_schema, out.key)
+                    value = value_to_kafka(topic, out.value_schema, out.value)
+                    headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
+            except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
+                converted = self.recover(partial(self._convert, record), record)
+                out = None if converted is None else converted[0]
+                if out is not None:
+                    topic = out.topic
+                    key, value, headers = converted[1:]
+            if out is None:  # filtered out, or skipped after an error: its offset can be committed
+                submitted.submit(batch, record, acked=True)
+                self.task.commit_record(record, None)
+                continue
             if topic != last_topic:
                 if topic not in known:
                     try:
@@ -222,6 +225,18 @@ class SourceTaskRunner(TaskRunner):
                     if self.stopping:
                         raise ConnectException("Task stopped while the producer queue was full") from None
             self.records_sent += 1
+
+    def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
+        """One record through the transformations and converters, naming the stage of any failure."""
+        out = self.transform(record)
+        if out is None:
+            return None
+        topic, kc, vc = out.topic, self.key_converter, self.value_converter
+        key = staged(Stage.KEY_CONVERTER, kc, kc.from_connect_data, topic, out.key_schema, out.key)
+        value = staged(Stage.VALUE_CONVERTER, vc, vc.from_connect_data, topic, out.value_schema, out.value)
+        headers = staged(Stage.HEADER_CONVERTER, self.header_converter, self.headers_to_kafka, topic, out.headers) \
+            if out.has_headers() else None
+        return out, key, value, headers
 
     @staticmethod
     def _produce_options(record: SourceRecord, headers: list | None) -> dict[str, Any]:

@@ -13,17 +13,26 @@ import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from connect_magics.api.connector import Task
-from connect_magics.api.records import Headers
+from connect_magics.api.records import ConnectRecord, Headers
 from connect_magics.runtime.connector_config import TransformationChain
+from connect_magics.runtime.error_handling import (
+    ErrorSettings,
+    RecordErrorHandler,
+    Stage,
+    StagedError,
+    staged,
+)
 from connect_magics.runtime.plugins import Plugins
 from connect_magics.runtime.worker_config import WorkerConfig
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.status_store import StatusStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, order=True)
@@ -62,7 +71,7 @@ class TaskRunner(ABC):
         self.header_converter = header_converter
         self.chain = chain
         self.version = version
-        self.tolerate_errors = connector_config.get("errors.tolerance", "none") == "all"
+        self.errors = RecordErrorHandler(ErrorSettings.from_config(connector_config), str(task_id), self._backoff)
         self._target = target_state
         self._cond = threading.Condition()
         self._stopping = False
@@ -92,6 +101,13 @@ class TaskRunner(ABC):
     @property
     def failed(self) -> bool:
         return self._failed
+
+    def _backoff(self, seconds: float) -> bool:
+        """Wait ``seconds`` (woken by :meth:`stop`); False if the task is stopping."""
+        with self._cond:
+            if not self._stopping:
+                self._cond.wait(seconds)
+            return not self._stopping
 
     def wait_while_paused(self, timeout: float = 0.1) -> bool:
         """Block while paused (up to ``timeout``); True if the task should run now."""
@@ -166,6 +182,22 @@ class TaskRunner(ABC):
         """Release clients."""
 
     # -- helpers for subclasses ------------------------------------------------------------
+    def recover(self, convert: Callable[[], T], record: Any) -> T | None:
+        """Run a record's conversion again, stage by stage, after the fast path failed; on a
+        :class:`StagedError` let the error handler retry, report, skip (None) or fail the task."""
+        try:
+            return convert()
+        except StagedError as e:
+            return self.errors.handle(e, convert, record)
+
+    def transform(self, record: ConnectRecord) -> ConnectRecord | None:
+        """The transformation chain, with each failure naming its transformation."""
+        for stage in self.chain.stages:
+            record = staged(Stage.TRANSFORMATION, stage.transform, stage.apply, record)
+            if record is None:
+                return None
+        return record
+
     def headers_to_kafka(self, topic: str, headers: Headers) -> list[tuple[str, bytes | None]]:
         return [(h.key, self.header_converter.from_connect_header(topic, h.key, h.schema, h.value))
                 for h in headers]
