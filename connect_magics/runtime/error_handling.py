@@ -178,6 +178,12 @@ class RecordErrorHandler:
         self.settings, self.task_name, self.wait, self.dlq = settings, task_name, wait, dlq
         self.counts = {"total-record-failures": 0, "total-record-errors": 0, "total-records-skipped": 0,
                        "total-retries": 0, "total-errors-logged": 0, "deadletterqueue-produce-requests": 0}
+        self.last_error_timestamp = 0
+
+    def metrics(self) -> dict[str, int]:
+        """Kafka's ``task-error-metrics`` for this task."""
+        return {**self.counts, "deadletterqueue-produce-failures": self.dlq.failed if self.dlq else 0,
+                "last-error-timestamp": self.last_error_timestamp}
 
     def handle(self, error: StagedError, retry: Callable[[], T], record: Any) -> T | None:
         """Retry ``retry`` while ``error`` is retriable and time allows; return its result if it succeeds,
@@ -198,6 +204,7 @@ class RecordErrorHandler:
                 error = e
         self.counts["total-record-failures"] += 1
         self.counts["total-record-errors"] += 1
+        self.last_error_timestamp = int(time.time() * 1000)
         self._report(error, record)
         if error.stage not in TOLERABLE_STAGES and not isinstance(error.cause, RetriableException):
             raise ConnectException("Unhandled exception in error handler") from error.cause

@@ -29,6 +29,7 @@ from connect_magics.runtime.connector_config import (
     validate_connector_config,
 )
 from connect_magics.runtime.executor import Executor, TaskHandle
+from connect_magics.runtime.metrics import group_name
 from connect_magics.runtime.offsets import connector_store_spec, start_connector_store
 from connect_magics.runtime.plugin_metrics import TaskPlugins, connector_group, task_groups
 from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins, python_name
@@ -559,6 +560,12 @@ class Herder:
                 if task_plugins is not None:
                     groups.update(task_groups(name, index, task_plugins))
         return groups
+
+    def error_metrics(self) -> dict[str, dict[str, Any]]:
+        """Kafka Connect's ``task-error-metrics`` of every running task (KIP-298 counters)."""
+        return {group_name("task-error-metrics", connector=name, task=index): runner.errors.metrics()
+                for name, running in list(self._running.items())
+                for index, (runner, _) in sorted(running.tasks.items())}
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))

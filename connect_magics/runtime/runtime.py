@@ -71,6 +71,7 @@ class ConnectRuntime:
         self.herder = Herder(wc, self.plugins, self.config_store, self.offset_store, self.status_store,
                              self.executor)
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
+        self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.herder.start()
 
     def _executor(self, name: str) -> Executor:

@@ -131,6 +131,12 @@ def test_sink_tolerates_bad_records_into_the_dead_letter_queue(rt: ConnectRuntim
             for m in dead} == {(i % 2, i // 2) for i in bad} and len(offsets) == len(bad)
     # Every record, good or dead-lettered, is committed.
     wait_until(lambda: committed(bootstrap, f"connect-{name}", topic, 2) == [50, 50], 30, message="all committed")
+    metrics = rt.metrics()[f"task-error-metrics,connector={name},task=0"]
+    assert {k: metrics[k] for k in ("total-record-errors", "total-records-skipped", "total-errors-logged",
+                                    "deadletterqueue-produce-requests", "deadletterqueue-produce-failures")} == {
+        "total-record-errors": len(bad), "total-records-skipped": len(bad), "total-errors-logged": len(bad),
+        "deadletterqueue-produce-requests": len(bad), "deadletterqueue-produce-failures": 0}
+    assert metrics["last-error-timestamp"] > 0
 
 
 def test_sink_with_no_tolerance_fails_at_the_first_bad_record_after_dead_lettering_it(
@@ -178,6 +184,9 @@ def test_retriable_transformation_failures_are_retried_within_the_timeout(rt: Co
     wait_until(lambda: len(verifying.received(name)) >= 3, 60, message="all three after retries")
     assert [r.value for r in verifying.received(name)] == [v.decode() for v in values]
     assert status(rt, name)() == ("RUNNING", ["RUNNING"])
+    metrics = rt.metrics()[f"task-error-metrics,connector={name},task=0"]
+    # Per record: the fast path fails, the staged re-run fails, one retry after a backoff succeeds.
+    assert metrics["total-retries"] == 3 and metrics["total-record-errors"] == 0
 
 
 def test_validation_of_the_error_settings(rt: ConnectRuntime, unique: str) -> None:
