@@ -33,6 +33,7 @@ from connect_magics.api.config import (
 from connect_magics.api.connector import (
     Connector,
     ConnectorContext,
+    ErrantRecordReporter,
     OffsetStorageReader,
     SinkConnector,
     SinkTask,
@@ -101,7 +102,7 @@ from connect_magics.api.transforms import (
 
 __all__ = [
     # connectors and tasks
-    "Connector", "ConnectorContext", "OffsetStorageReader", "SinkConnector", "SinkTask", "SinkTaskContext",
+    "Connector", "ConnectorContext", "ErrantRecordReporter", "OffsetStorageReader", "SinkConnector", "SinkTask", "SinkTaskContext",
     "SourceConnector", "SourceConnectorContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
     "partition_key",
     # records

@@ -123,8 +123,36 @@ class SourceTaskContext(TaskContext):
         return self._reader
 
 
+class ErrantRecordReporter(ABC):
+    """Reports records a sink task could not write (Kafka's KIP-610 ``ErrantRecordReporter``).
+
+    A reported record goes to the connector's dead letter queue and error log; it is written before the
+    task's offsets are committed. With ``errors.tolerance=none`` reporting fails the task.
+
+    Example::
+
+        def put(self, records):
+            reporter = self.context.errant_record_reporter()
+            for record in records:
+                try:
+                    self.write(record)
+                except ValueError as e:
+                    if reporter is None:
+                        raise
+                    reporter.report(record, e)
+    """
+
+    @abstractmethod
+    def report(self, record: SinkRecord, error: BaseException) -> None: ...
+
+
 class SinkTaskContext(TaskContext):
     """A sink task's view of its consumer: assignment, seeks, pause and resume."""
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        """The reporter for records ``put`` cannot write, or None when the connector configures neither a
+        dead letter queue nor ``errors.log.enable`` (as in Kafka Connect)."""
+        return None
 
     def assignment(self) -> set[TopicPartition]:
         raise NotImplementedError

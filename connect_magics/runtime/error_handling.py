@@ -202,16 +202,28 @@ class RecordErrorHandler:
                 return retry()
             except StagedError as e:
                 error = e
+        self._record_error(error, record)
+        if error.stage not in TOLERABLE_STAGES and not isinstance(error.cause, RetriableException):
+            raise ConnectException("Unhandled exception in error handler") from error.cause
+        self._check_tolerance(error)
+        self.counts["total-records-skipped"] += 1
+        return None
+
+    def report_failed(self, error: StagedError, record: Any) -> None:
+        """A record the task itself failed to process (KIP-610's ``executeFailed``): report it, then fail
+        the task unless ``errors.tolerance=all``."""
+        self._record_error(error, record)
+        self._check_tolerance(error)
+
+    def _record_error(self, error: StagedError, record: Any) -> None:
         self.counts["total-record-failures"] += 1
         self.counts["total-record-errors"] += 1
         self.last_error_timestamp = int(time.time() * 1000)
         self._report(error, record)
-        if error.stage not in TOLERABLE_STAGES and not isinstance(error.cause, RetriableException):
-            raise ConnectException("Unhandled exception in error handler") from error.cause
+
+    def _check_tolerance(self, error: StagedError) -> None:
         if self.settings.tolerance != "all":
             raise ConnectException("Tolerance exceeded in error handler") from error.cause
-        self.counts["total-records-skipped"] += 1
-        return None
 
     def _may_retry(self, started: float) -> bool:
         timeout = self.settings.retry_timeout_ms
@@ -246,3 +258,38 @@ def describe(record: Any) -> str:
         return (f"{{topic='{record.topic()}', partition={record.partition()}, offset={record.offset()}, "
                 f"timestamp={record.timestamp()[1]}}}")
     return repr(record)
+
+
+@dataclass(frozen=True)
+class ConsumedRecord:
+    """A sink record turned back into what was consumed (bytes, original coordinates), with the accessors
+    of a confluent-kafka ``Message`` so that the reporters treat it like one."""
+
+    topic_: str
+    partition_: int
+    offset_: int
+    key_: bytes | None
+    value_: bytes | None
+    headers_: list[tuple[str, bytes | None]]
+    timestamp_: int | None
+
+    def topic(self) -> str:
+        return self.topic_
+
+    def partition(self) -> int:
+        return self.partition_
+
+    def offset(self) -> int:
+        return self.offset_
+
+    def key(self) -> bytes | None:
+        return self.key_
+
+    def value(self) -> bytes | None:
+        return self.value_
+
+    def headers(self) -> list[tuple[str, bytes | None]]:
+        return self.headers_
+
+    def timestamp(self) -> tuple[int, int]:
+        return (TIMESTAMP_NOT_AVAILABLE, -1) if self.timestamp_ is None else (1, self.timestamp_)

@@ -12,10 +12,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connect_magics.api.connector import SinkTask, SinkTaskContext
+from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_magics.api.errors import RetriableException
 from connect_magics.api.records import SinkRecord, TopicPartition
-from connect_magics.runtime.error_handling import DeadLetterQueue, Stage, staged
+from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
@@ -52,6 +52,27 @@ class _Context(SinkTaskContext):
     def request_commit(self) -> None:
         self._runner.commit_requested = True
 
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        settings = self._runner.errors.settings
+        return self._runner.errant_reporter if settings.dlq_topic or settings.log_enable else None
+
+
+class _ErrantReporter(ErrantRecordReporter):
+    """KIP-610: a record ``put`` could not write, converted back to bytes and reported as consumed."""
+
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        r = self._runner
+        topic = record.original_topic
+        consumed = ConsumedRecord(
+            topic, record.original_kafka_partition, record.original_kafka_offset,
+            r.key_converter.from_connect_data(topic, record.key_schema, record.key),
+            r.value_converter.from_connect_data(topic, record.value_schema, record.value),
+            r.headers_to_kafka(topic, record.headers) if record.has_headers() else [], record.timestamp)
+        r.errors.report_failed(StagedError(Stage.TASK_PUT, type(r.task), error), consumed)
+
 
 class SinkTaskRunner(TaskRunner):
     task: SinkTask
@@ -75,6 +96,7 @@ class SinkTaskRunner(TaskRunner):
         self._last_commit = time.monotonic()
         self.consumer: Consumer | None = None
         self.records_put = 0
+        self.errant_reporter = _ErrantReporter(self)
 
     def initialize(self) -> None:
         if self.errors.settings.dlq_topic:

@@ -12,6 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
 
 from connect_magics import ConnectRuntime
+from connect_magics.api import SinkConnector, SinkTask
 from connect_magics.api.errors import RetriableException
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import Transformation
@@ -50,11 +51,54 @@ class FlakyTransform(Transformation):
         return record
 
 
+WRITTEN: dict[str, list[str]] = {}
+
+
+class RejectingSinkTask(SinkTask):
+    """Writes string values, except those starting with "bad", which it hands to the errant record reporter."""
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name = props["name"]
+        self.reporter = self.context.errant_record_reporter()
+        WRITTEN.setdefault(self.name, [])
+
+    def put(self, records: list) -> None:
+        for record in records:
+            if record.value.startswith("bad"):
+                self.reporter.report(record, ValueError(f"cannot write {record.value}"))
+            else:
+                WRITTEN[self.name].append(record.value)
+
+    def stop(self) -> None:
+        pass
+
+
+class RejectingSink(SinkConnector):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return RejectingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+
 @pytest.fixture
 def rt(bootstrap: str, unique: str) -> Iterator[ConnectRuntime]:
     with ConnectRuntime(bootstrap, f"err-{unique}", FAST) as runtime:
         runtime.plugins.register(FailEveryTenth)
         runtime.plugins.register(FlakyTransform)
+        runtime.plugins.register(RejectingSink)
         yield runtime
 
 
@@ -207,3 +251,35 @@ def test_validation_of_the_error_settings(rt: ConnectRuntime, unique: str) -> No
                                       "('topics.regex=d.*') consumed by the connector"]
     groups = {c["definition"]["group"] for c in infos["configs"] if c["definition"]["name"].startswith("errors.")}
     assert groups == {"Error Handling"}
+
+
+def test_a_sink_task_reports_errant_records_to_the_dead_letter_queue(rt: ConnectRuntime, bootstrap: str,
+                                                                      unique: str) -> None:
+    topic, dlq, name = f"in-{unique}", f"dlq-{unique}", f"rej-{unique}"
+    values = [f"{'bad' if i % 4 == 0 else 'good'}-{i}".encode() for i in range(20)]
+    produce(bootstrap, topic, values)
+    rt.create_connector(name, {"connector.class": "RejectingSink", "topics": topic, "key.converter": STRING,
+                               "value.converter": STRING, "errors.tolerance": "all",
+                               "errors.deadletterqueue.topic.name": dlq,
+                               "errors.deadletterqueue.topic.replication.factor": "1",
+                               "errors.deadletterqueue.context.headers.enable": "true"})
+    dead = read_all(bootstrap, dlq, 5)
+    assert [m.value() for m in dead] == [v for v in values if v.startswith(b"bad")]
+    assert [m.key() for m in dead] == [f"k{i}".encode() for i in range(0, 20, 4)]
+    headers = dict(dead[1].headers())
+    assert headers["origin"] == b"test" and headers["__connect.errors.offset"] == b"4"
+    assert headers["__connect.errors.stage"] == b"TASK_PUT"
+    assert headers["__connect.errors.class.name"].endswith(b"RejectingSinkTask")
+    assert headers["__connect.errors.exception.message"] == b"cannot write bad-4"
+    assert WRITTEN[name] == [v.decode() for v in values if v.startswith(b"good")]
+    wait_until(lambda: committed(bootstrap, f"connect-{name}", topic) == [20], 30, message="all committed")
+
+
+def test_no_errant_record_reporter_without_a_dead_letter_queue_or_error_log(rt: ConnectRuntime, bootstrap: str,
+                                                                             unique: str) -> None:
+    topic, name = f"in-{unique}", f"norep-{unique}"
+    produce(bootstrap, topic, [b"good"])
+    rt.create_connector(name, {"connector.class": "RejectingSink", "topics": topic, "key.converter": STRING,
+                               "value.converter": STRING})
+    wait_until(lambda: WRITTEN.get(name) == ["good"], 30, message="the record written")
+    assert rt.herder.runner(name, 0).task.reporter is None

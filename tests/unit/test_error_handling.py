@@ -99,3 +99,12 @@ def test_errors_log(caplog: pytest.LogCaptureFixture) -> None:
     assert "Error encountered in task conn-0. Executing stage 'TRANSFORMATION' with class " \
            f"'{Upper.__module__}.Upper'" in caplog.text
     assert h.counts["total-errors-logged"] == 1
+
+
+def test_records_the_task_reports_fail_it_unless_tolerated() -> None:
+    error = failing(ValueError("cannot write"), Stage.TASK_PUT)
+    with pytest.raises(ConnectException, match="Tolerance exceeded in error handler"):
+        handler().report_failed(error, record=None)
+    h = handler(tolerance="all")
+    h.report_failed(error, record=None)  # tolerated: a task failure is reportable at any stage
+    assert h.metrics()["total-record-errors"] == 1 and h.metrics()["last-error-timestamp"] > 0
