@@ -58,13 +58,13 @@ def _worker(args: argparse.Namespace) -> int:
     from connect_magics.rest import RestServer
 
     props = load_properties(args.config) if args.config else {}
-    bootstrap = args.bootstrap_servers or props.pop("bootstrap.servers", None)
-    props.pop("bootstrap.servers", None)
+    bootstrap = props.pop("bootstrap.servers", None)  # the options win over the file
+    bootstrap = args.bootstrap_servers or bootstrap
     if not bootstrap:
         print("error: --bootstrap-servers (or bootstrap.servers in --config) is required", file=sys.stderr)
         return 2
-    group = args.group_id or props.pop("group.id", None) or "connect-magics"
-    props.pop("group.id", None)
+    group = props.pop("group.id", None)
+    group = args.group_id or group or "connect-magics"
     host = props.get("rest.host.name") or "127.0.0.1"
     port = args.rest_port if args.rest_port is not None else int(props.get("rest.port", 8083))
     props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port

@@ -219,8 +219,8 @@ class ConnectMagics(Magics):
         answer = self._rt().explain_topic_creation(args.name, args.topics or None, include_existing=not args.topics)
         if not answer["enabled"]:
             print(f"Topic creation is off for {args.name}: {answer['reason']}")
-        rows = [{"topic": t["topic"], **{k: t.get(k) for k in EXPLAIN_COLUMNS[1:]}} for t in answer["topics"]]
-        return pd.DataFrame(rows, columns=EXPLAIN_COLUMNS)
+        return pd.DataFrame([{k: t.get(k) for k in EXPLAIN_COLUMNS} for t in answer["topics"]],
+                            columns=EXPLAIN_COLUMNS)
 
     def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
         from connect_magics.rest import RestServer

@@ -27,6 +27,7 @@ from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, KafkaException,
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.api.errors import ConnectException, RetriableException
+from connect_magics.runtime.plugins import python_name
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -160,10 +161,6 @@ class DeadLetterQueue:
 
     def close(self, timeout: float) -> None:
         self._producer.flush(timeout)
-
-
-def python_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 class RecordErrorHandler:

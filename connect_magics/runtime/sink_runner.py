@@ -103,9 +103,9 @@ class SinkTaskRunner(TaskRunner):
             self.errors.dlq = DeadLetterQueue(self.errors.settings, self.id.connector, self.id.task,
                                               self.producer_config, self.admin_config)
         group = sink_group_id(self.id.connector, self.connector_config)
-        self.consumer = Consumer({"auto.offset.reset": "earliest", **CONSUMER_DEFAULTS, **self.consumer_config, "group.id": group,
-                                  "enable.auto.commit": False, "enable.auto.offset.store": False,
-                                  "logger": client_logger("consumer")})
+        self.consumer = Consumer({"auto.offset.reset": "earliest", **CONSUMER_DEFAULTS, **self.consumer_config,
+                                  "group.id": group, "enable.auto.commit": False,
+                                  "enable.auto.offset.store": False, "logger": client_logger("consumer")})
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
         # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.

@@ -189,10 +189,10 @@ class SourceTaskRunner(TaskRunner):
                     headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
             except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
                 converted = self.recover(partial(self._convert, record), record)
-                out = None if converted is None else converted[0]
-                if out is not None:
+                out = None
+                if converted is not None:
+                    out, key, value, headers = converted
                     topic = out.topic
-                    key, value, headers = converted[1:]
             if out is None:  # filtered out, or skipped after an error: its offset can be committed
                 submitted.submit(batch, record, acked=True)
                 self.task.commit_record(record, None)
