@@ -4,7 +4,9 @@ Run:  python bench/bench_throughput.py [--records 200000] [--rounds 5] [--bootst
 
 Starts an embedded broker unless --bootstrap is given. Each round measures, on the same broker, the
 bare producer and consumer loops (the ceiling for Python) and a connector task doing the same work
-through the runtime. Prints the median records/s of each over the rounds, the ratio of the medians,
+through the runtime. The sink is measured three ways: a task that only counts its batches (against a
+bare loop that only checks each message for an error), one that reads every record's value, and one
+that reads the values as a column (both against a bare loop that reads every message's value). Prints the median records/s of each over the rounds, the ratio of the medians,
 and the range of the per-round ratios (single runs on a shared 2-core machine vary by 2-4x).
 Both consumers use the same client settings (the runtime's CONSUMER_DEFAULTS), so that the
 comparison is between the loops, not between librdkafka configurations.
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 import time
 import uuid
 
@@ -22,7 +23,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics import ConnectRuntime
-from connect_magics.api import SinkConnector, SinkTask, SourceConnector, SourceRecord, SourceTask
+from connect_magics.api import SinkConnector, SinkRecords, SinkTask, SourceConnector, SourceRecord, SourceTask
 from connect_magics.local import EmbeddedBroker
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS
 
@@ -78,17 +79,33 @@ FIRST_POLL: dict[str, float] = {}  # when each source task first polled: startup
 
 
 class CountingSinkTask(SinkTask):
+    """Counts what it receives; ``read`` says how it reads the records (see SINK_MODES)."""
+
     def version(self) -> str:
         return "1"
 
     def start(self, props: dict[str, str]) -> None:
-        self.name = props["name"]
+        self.name, self.read = props["name"], SINK_MODES[props["mode"]]
 
-    def put(self, records: list) -> None:
+    def put(self, records: SinkRecords) -> None:
+        self.read(records)
         COUNTS[self.name] = COUNTS.get(self.name, 0) + len(records)
 
     def stop(self) -> None:
         pass
+
+
+def _read_each_value(records: SinkRecords) -> None:
+    for r in records:
+        r.value  # noqa: B018 - reading is the work measured
+
+
+# How the sink task reads a batch, each against a bare loop doing the same to the raw messages.
+SINK_MODES = {
+    "count": len,  # only counts, as the bare loop that only checks each message for an error
+    "records": _read_each_value,  # reads each record's value; the bare loop reads each message's value
+    "column": SinkRecords.values,  # reads the values as a column; the same bare loop
+}
 
 
 class CountingSink(SinkConnector):
@@ -145,7 +162,7 @@ def bare_produce(bootstrap: str, topic: str, n: int) -> float:
     return n / elapsed
 
 
-def bare_consume(bootstrap: str, topic: str, n: int) -> float:
+def bare_consume(bootstrap: str, topic: str, n: int, read_values: bool) -> float:
     c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
     c.subscribe([topic])
@@ -154,7 +171,10 @@ def bare_consume(bootstrap: str, topic: str, n: int) -> float:
         msgs = c.consume(500, timeout=1)
         if msgs and start is None:
             start = time.perf_counter()
-        got += sum(1 for m in msgs if not m.error())
+        if read_values:
+            got += sum(1 for m in msgs if not m.error() and m.value() is not None)
+        else:
+            got += sum(1 for m in msgs if not m.error())
     elapsed = time.perf_counter() - start
     c.close()
     return n / elapsed
@@ -174,10 +194,9 @@ def runtime_source(rt: ConnectRuntime, bootstrap: str, topic: str, n: int) -> fl
     return n / elapsed
 
 
-def runtime_sink(rt: ConnectRuntime, topic: str, n: int) -> float:
+def runtime_sink(rt: ConnectRuntime, topic: str, n: int, mode: str) -> float:
     name = f"sink-{uuid.uuid4().hex[:6]}"
-    done = threading.Event()
-    rt.create_connector(name, {"connector.class": "CountingSink", "topics": topic,
+    rt.create_connector(name, {"connector.class": "CountingSink", "topics": topic, "mode": mode,
                                "value.converter": BYTES, "key.converter": BYTES})
     while COUNTS.get(name, 0) == 0:
         time.sleep(0.001)
@@ -186,7 +205,6 @@ def runtime_sink(rt: ConnectRuntime, topic: str, n: int) -> float:
     while COUNTS.get(name, 0) < n:
         time.sleep(0.005)
     elapsed = time.perf_counter() - start
-    done.set()
     rt.delete_connector(name)
     return (n - first) / elapsed
 
@@ -204,7 +222,9 @@ def main() -> None:
         bootstrap = broker.bootstrap_servers
     try:
         n, tag = args.records, uuid.uuid4().hex[:6]
-        rates: dict[str, list[float]] = {"bare_p": [], "ours_p": [], "bare_c": [], "ours_c": []}
+        paths = [("source", "bare_p", "ours_p")] + [(f"sink ({mode})", "bare_v" if mode != "count" else "bare_c",
+                                                       f"ours_{mode}") for mode in SINK_MODES]
+        rates: dict[str, list[float]] = {key: [] for _, *keys in paths for key in keys}
         with ConnectRuntime(bootstrap, f"bench-{tag}", {"offset.flush.interval.ms": "1000"}) as rt:
             rt.plugins.register(BytesSource)
             rt.plugins.register(CountingSink)
@@ -212,13 +232,15 @@ def main() -> None:
                 bare_topic = make_topic(bootstrap, f"bare-{tag}-{r}")
                 rates["bare_p"].append(bare_produce(bootstrap, bare_topic, n))
                 rates["ours_p"].append(runtime_source(rt, bootstrap, make_topic(bootstrap, f"src-{tag}-{r}"), n))
-                rates["bare_c"].append(bare_consume(bootstrap, bare_topic, n))
-                rates["ours_c"].append(runtime_sink(rt, bare_topic, n))
-        print(f"{'path':<8}{'bare confluent-kafka':>24}{'connect_magics task':>24}{'ratio':>8}{'per-round ratios':>20}")
-        for path, bare, ours in (("source", "bare_p", "ours_p"), ("sink", "bare_c", "ours_c")):
+                rates["bare_c"].append(bare_consume(bootstrap, bare_topic, n, read_values=False))
+                rates["bare_v"].append(bare_consume(bootstrap, bare_topic, n, read_values=True))
+                for mode in SINK_MODES:
+                    rates[f"ours_{mode}"].append(runtime_sink(rt, bare_topic, n, mode))
+        print(f"{'path':<16}{'bare confluent-kafka':>24}{'connect_magics task':>24}{'ratio':>8}{'per-round ratios':>20}")
+        for path, bare, ours in paths:
             per_round = [o / b for o, b in zip(rates[ours], rates[bare], strict=True)]
             b_med, o_med = statistics.median(rates[bare]), statistics.median(rates[ours])
-            print(f"{path:<8}{b_med:>20,.0f} r/s{o_med:>20,.0f} r/s{o_med / b_med:>8.2f}"
+            print(f"{path:<16}{b_med:>20,.0f} r/s{o_med:>20,.0f} r/s{o_med / b_med:>8.2f}"
                   f"{min(per_round):>13.2f} - {max(per_round):.2f}")
         print(f"(medians of {args.rounds} rounds; {n:,} records of 100 bytes, one task, one partition, "
               "acks=all idempotent producer)")

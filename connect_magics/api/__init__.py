@@ -86,6 +86,7 @@ from connect_magics.api.records import (
     Header,
     Headers,
     SinkRecord,
+    SinkRecords,
     SourceRecord,
     TopicPartition,
 )
@@ -106,7 +107,7 @@ __all__ = [
     "SourceConnector", "SourceConnectorContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
     "partition_key",
     # records
-    "ConnectRecord", "Header", "Headers", "SinkRecord", "SourceRecord", "TopicPartition",
+    "ConnectRecord", "Header", "Headers", "SinkRecord", "SinkRecords", "SourceRecord", "TopicPartition",
     # configuration
     "NO_DEFAULT", "AbstractConfig", "CaseInsensitiveValidString", "CompositeValidator", "ConfigDef",
     "ConfigException", "ConfigKey", "ConfigValue", "Importance", "LambdaValidator", "NonEmptyString",

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from connect_magics.api.config import ConfigDef, ConfigValue
-from connect_magics.api.records import SinkRecord, SourceRecord, TopicPartition
+from connect_magics.api.records import SinkRecord, SinkRecords, SourceRecord, TopicPartition
 
 
 class ConnectorContext:
@@ -209,7 +209,14 @@ class SinkTask(Task):
         self.context = context
 
     @abstractmethod
-    def put(self, records: list[SinkRecord]) -> None: ...
+    def put(self, records: SinkRecords) -> None:
+        """Write (or buffer) a batch: a sequence of :class:`SinkRecord`, built on first access.
+
+        A task that writes whole columns can skip the records altogether::
+
+            def put(self, records):
+                self.file.writelines(records.values())
+        """
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         """Make everything given to :meth:`put` durable."""

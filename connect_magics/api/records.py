@@ -13,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,6 +214,73 @@ class SinkRecord(ConnectRecord):
     @property
     def original_kafka_offset(self) -> int:
         return self.kafka_offset if self._original is None else self._original[2]
+
+
+class SinkRecords(Sequence[SinkRecord]):
+    """What :meth:`SinkTask.put <connect_magics.api.SinkTask.put>` receives: a read-only sequence of
+    :class:`SinkRecord`, with the batch's keys and values also available as columns.
+
+    The runtime builds the records of a batch on first access, and :meth:`keys` / :meth:`values`
+    read straight from the consumed messages when the converters allow it. A task pays only for
+    what it reads: counting a batch, or writing its values, creates no record at all.
+
+    >>> batch = SinkRecords([SinkRecord("t", 0, None, b"k", None, b"v", kafka_offset=5)])
+    >>> len(batch), batch[0].kafka_offset, batch.values()
+    (1, 5, [b'v'])
+    """
+
+    __slots__ = ("_records", "_size", "_build", "_column")
+
+    def __init__(self, records: Iterable[SinkRecord] = ()) -> None:
+        self._records: list[SinkRecord] | None = list(records)
+        self._size = len(self._records)
+        self._build: Callable[[], list[SinkRecord]] | None = None
+        self._column: Callable[[str], list[Any]] | None = None
+
+    @classmethod
+    def deferred(cls, size: int, build: Callable[[], list[SinkRecord]],
+                 column: Callable[[str], list[Any]]) -> SinkRecords:
+        """A batch of ``size`` records that ``build()`` makes on first access; ``column("key")`` and
+        ``column("value")`` give a column without them (for runtimes)."""
+        batch = cls.__new__(cls)
+        batch._records, batch._size, batch._build, batch._column = None, size, build, column
+        return batch
+
+    def _all(self) -> list[SinkRecord]:
+        if self._records is None:
+            self._records = self._build()  # type: ignore[misc]
+            self._build = self._column = None
+        return self._records
+
+    def keys(self) -> list[Any]:
+        """Every record's key, in order (without building the records when the batch allows)."""
+        return self._column("key") if self._records is None else [r.key for r in self._records]  # type: ignore[misc]
+
+    def values(self) -> list[Any]:
+        """Every record's value, in order (without building the records when the batch allows)."""
+        return self._column("value") if self._records is None else [r.value for r in self._records]  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[SinkRecord]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SinkRecords):
+            return self._all() == other._all()
+        return self._all() == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return SinkRecords, (self._all(),)
+
+    def __repr__(self) -> str:
+        return f"SinkRecords({self._all()!r})"
 
 
 @dataclass(frozen=True, order=True)

@@ -9,12 +9,12 @@ import time
 from functools import partial
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_magics.api.errors import RetriableException
-from connect_magics.api.records import SinkRecord, TopicPartition
+from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
@@ -89,6 +89,8 @@ class SinkTaskRunner(TaskRunner):
         self.track_topics = wc.bool("topic.tracking.enable")
         self.assigned: set[TopicPartition] = set()
         self.current: dict[TopicPartition, int] = {}
+        self._positions: dict[tuple[str, int], int] = {}  # librdkafka's position of each partition at the last batch
+        self._position_query: list[KafkaTopicPartition] | None = None  # the assignment, as position() takes it
         self.seeks: dict[TopicPartition, int] = {}
         self.task_paused: set[TopicPartition] = set()
         self.commit_requested = False
@@ -119,6 +121,7 @@ class SinkTaskRunner(TaskRunner):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         new = [TopicPartition(p.topic, p.partition) for p in partitions]
         self.assigned.update(new)
+        self._position_query = None
         self.task.open(new)
         if self.paused:
             consumer.pause(partitions)
@@ -132,6 +135,8 @@ class SinkTaskRunner(TaskRunner):
         for tp in gone:
             self.assigned.discard(tp)
             self.current.pop(tp, None)
+            self._positions.pop((tp.topic, tp.partition), None)
+        self._position_query = None
 
     def on_pause_change(self, paused: bool) -> None:
         parts = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned - self.task_paused]
@@ -142,6 +147,7 @@ class SinkTaskRunner(TaskRunner):
         for tp, offset in list(self.seeks.items()):
             self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
             self.current[tp] = offset
+            self._positions.pop((tp.topic, tp.partition), None)  # whatever position follows is news
             del self.seeks[tp]
         msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=0.1)
         if msgs:
@@ -149,52 +155,21 @@ class SinkTaskRunner(TaskRunner):
         if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
 
-    def _deliver(self, msgs: list[Any]) -> None:
-        batch: list[SinkRecord] = []
-        consumed: dict[tuple[str, int], int] = {}  # the next offset of each partition in msgs
-        key_to_connect, value_to_connect = self.key_converter.to_connect_data, self.value_converter.to_connect_data
-        # Converters with one schema for every value skip to_connect_data and its SchemaAndValue.
+    def _deliver(self, msgs: list[Message]) -> None:
+        if any(map(Message.error, msgs)):
+            msgs = self._without_errors(msgs)
         key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
-        key_schema, key_decode = key_fixed or (None, None)
-        value_schema, value_decode = value_fixed or (None, None)
-        apply = self.chain.apply if self.chain.stages else None
-        append = batch.append
-        last: Any = None  # the last message of the current run of one partition
-        for m in msgs:
-            err = m.error()
-            if err is not None:
-                if err.code() == KafkaError._PARTITION_EOF or err.retriable():
-                    continue
-                raise KafkaException(err)
-            topic, partition = m.topic(), m.partition()
-            if last is not None and (partition != last.partition() or topic != last.topic()):
-                consumed[(last.topic(), last.partition())] = last.offset() + 1
-            last = m
-            try:
-                key, value = m.key(), m.value()
-                if key_fixed is None:
-                    key_schema, key = key_to_connect(topic, key)
-                elif key is not None and key_decode is not None:
-                    key = key_decode(key)
-                if value_fixed is None:
-                    value_schema, value = value_to_connect(topic, value)
-                elif value is not None and value_decode is not None:
-                    value = value_decode(value)
-                ts_type, ts = m.timestamp()
-                raw_headers = m.headers()
-                record = SinkRecord(topic, partition, key_schema, key, value_schema, value, ts if ts_type else None,
-                                    self.headers_from_kafka(topic, raw_headers) if raw_headers else None,
-                                    m.offset())
-                if apply is not None:
-                    record = apply(record)
-            except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
-                record = self.recover(partial(self._convert, m), m)
-            if record is not None:
-                append(record)
-        if last is not None:
-            consumed[(last.topic(), last.partition())] = last.offset() + 1
+        # Converters with one schema for every value cannot fail: without transformations or headers to
+        # convert, the records are built only when the task first reads them (and columns need none).
+        if key_fixed is not None and value_fixed is not None and not self.chain.stages \
+                and not any(map(Message.headers, msgs)):
+            batch = SinkRecords.deferred(len(msgs), partial(self._records, msgs, key_fixed, value_fixed),
+                                         partial(self._column, msgs, key_fixed, value_fixed))
+        else:
+            batch = SinkRecords(self._records(msgs, key_fixed, value_fixed))
+        consumed = self._consumed()
         if self.track_topics:  # KIP-558: the topics consumed, before transformations
-            for topic in {t for t, _ in consumed}:
+            for topic in {tp.topic for tp in consumed}:
                 self.services.status.put_topic(self.id.connector, topic, self.id.task)
         while True:
             try:
@@ -206,7 +181,75 @@ class SinkTaskRunner(TaskRunner):
                     return
                 time.sleep(0.1)
         self.records_put += len(batch)
-        self.current.update({TopicPartition(t, p): o for (t, p), o in consumed.items()})
+        self.current.update(consumed)
+
+    @staticmethod
+    def _without_errors(msgs: list[Message]) -> list[Message]:
+        """The messages that are records: end-of-partition events and retriable errors are skipped."""
+        kept = []
+        for m in msgs:
+            err = m.error()
+            if err is None:
+                kept.append(m)
+            elif err.code() != KafkaError._PARTITION_EOF and not err.retriable():
+                raise KafkaException(err)
+        return kept
+
+    def _consumed(self) -> dict[TopicPartition, int]:
+        """The partitions the last ``consume()`` returned messages of, each with its next offset.
+
+        librdkafka's position of a partition is the offset after the last message it handed over, so one
+        call per batch replaces tracking every message: a partition whose position moved was consumed.
+        """
+        if self._position_query is None:
+            self._position_query = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned]
+        consumed = {}
+        for p in self.consumer.position(self._position_query):
+            key = (p.topic, p.partition)
+            if p.offset >= 0 and self._positions.get(key) != p.offset:
+                self._positions[key] = p.offset
+                consumed[TopicPartition(p.topic, p.partition)] = p.offset
+        return consumed
+
+    def _records(self, msgs: list[Message], key_fixed: Any, value_fixed: Any) -> list[SinkRecord]:
+        """The messages through the converters and transformations (the error handler deciding on failures)."""
+        batch: list[SinkRecord] = []
+        key_to_connect, value_to_connect = self.key_converter.to_connect_data, self.value_converter.to_connect_data
+        key_schema, key_decode = key_fixed or (None, None)
+        value_schema, value_decode = value_fixed or (None, None)
+        apply = self.chain.apply if self.chain.stages else None
+        append = batch.append
+        for m in msgs:
+            try:
+                topic, key, value = m.topic(), m.key(), m.value()
+                if key_fixed is None:
+                    key_schema, key = key_to_connect(topic, key)
+                elif key is not None and key_decode is not None:
+                    key = key_decode(key)
+                if value_fixed is None:
+                    value_schema, value = value_to_connect(topic, value)
+                elif value is not None and value_decode is not None:
+                    value = value_decode(value)
+                ts_type, ts = m.timestamp()
+                raw_headers = m.headers()
+                record = SinkRecord(topic, m.partition(), key_schema, key, value_schema, value,
+                                    ts if ts_type else None,
+                                    self.headers_from_kafka(topic, raw_headers) if raw_headers else None,
+                                    m.offset())
+                if apply is not None:
+                    record = apply(record)
+            except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
+                record = self.recover(partial(self._convert, m), m)
+            if record is not None:
+                append(record)
+        return batch
+
+    @staticmethod
+    def _column(msgs: list[Message], key_fixed: Any, value_fixed: Any, name: str) -> list[Any]:
+        """The converted keys or values of messages whose converters have a fixed schema."""
+        column = list(map(Message.key if name == "key" else Message.value, msgs))
+        decode = (key_fixed if name == "key" else value_fixed)[1]
+        return column if decode is None else [None if v is None else decode(v) for v in column]
 
     def _convert(self, m: Any) -> SinkRecord | None:
         """One message through the converters and transformations, naming the stage of any failure."""
