@@ -27,7 +27,7 @@ from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, I
 from connect_magics.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask, Task
 from connect_magics.api.data import STRING_SCHEMA
 from connect_magics.api.errors import ConnectException
-from connect_magics.api.records import SinkRecord, SourceRecord, TopicPartition
+from connect_magics.api.records import SinkRecords, SourceRecord, TopicPartition
 
 __all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask"]
 
@@ -414,7 +414,7 @@ class FileStreamSinkTask(SinkTask):
 
         task = FileStreamSinkTask()
         task.start({"file": "/tmp/out.txt"})
-        task.put([SinkRecord("lines", 0, value="hello")])
+        task.put(SinkRecords([SinkRecord("lines", 0, value="hello")]))
         task.flush({})   # /tmp/out.txt now durably ends with "hello\\n"
     """
 
@@ -434,10 +434,10 @@ class FileStreamSinkTask(SinkTask):
                 raise ConnectException(
                     f"Couldn't find or create file '{self.filename}' for FileStreamSinkTask: {e}") from e
 
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: SinkRecords) -> None:
         if not records:
             return
-        data = "".join(f"{java_str(record.value)}\n" for record in records)  # as Java's String.valueOf
+        data = "".join(f"{java_str(value)}\n" for value in records.values())  # as Java's String.valueOf
         if self._fd is None:
             sys.stdout.write(data)
             return

@@ -22,7 +22,7 @@ from connect_magics.api.connector import (
 )
 from connect_magics.api.data import STRING_SCHEMA
 from connect_magics.api.errors import ConnectException
-from connect_magics.api.records import SinkRecord, SourceRecord, TopicPartition
+from connect_magics.api.records import SinkRecord, SinkRecords, SourceRecord, TopicPartition
 from connect_magics.connectors import (
     FileStreamSinkConnector,
     FileStreamSinkTask,
@@ -405,9 +405,9 @@ def test_file_sink_task_appends_lines_and_fsyncs_on_flush(tmp_path: Path,
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
     task = sink_task(FileStreamSinkTask, {"file": str(out), "topics": "t"})
-    task.put([sink_record("line1", 0), sink_record("line2", 1)])
-    task.put([])
-    task.put([sink_record(42, 2), sink_record({"a": 1}, 3), sink_record("日本", 4)])
+    task.put(SinkRecords([sink_record("line1", 0), sink_record("line2", 1)]))
+    task.put(SinkRecords([]))
+    task.put(SinkRecords([sink_record(42, 2), sink_record({"a": 1}, 3), sink_record("日本", 4)]))
     assert synced == []
     offsets = {TopicPartition("t", 0): 5}
     assert task.pre_commit(offsets) == offsets
@@ -421,7 +421,7 @@ def test_file_sink_task_creates_missing_file(tmp_path: Path) -> None:
     out = tmp_path / "new.txt"
     task = sink_task(FileStreamSinkTask, {"file": str(out)})
     assert out.exists()
-    task.put([sink_record("x")])
+    task.put(SinkRecords([sink_record("x")]))
     task.flush({})
     task.stop()
     assert out.read_text() == "x\n"
@@ -435,7 +435,7 @@ def test_file_sink_task_bad_path(tmp_path: Path) -> None:
 
 def test_file_sink_task_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     task = sink_task(FileStreamSinkTask, {"topics": "t"})
-    task.put([sink_record("to stdout"), sink_record("again")])
+    task.put(SinkRecords([sink_record("to stdout"), sink_record("again")]))
     task.flush({})
     task.stop()
     assert capsys.readouterr().out == "to stdout\nagain\n"
@@ -447,7 +447,7 @@ def test_file_source_to_sink_round_trip(tmp_path: Path) -> None:
     source = source_task(FileStreamSourceTask, {"file": str(src), "topic": "t", "batch.size": "30"})
     sink = sink_task(FileStreamSinkTask, {"file": str(dst), "topics": "t"})
     for i, r in enumerate(poll_until(source, 100)):
-        sink.put([sink_record(r.value, i)])
+        sink.put(SinkRecords([sink_record(r.value, i)]))
     sink.flush({})
     source.stop()
     sink.stop()
@@ -637,13 +637,13 @@ def test_verifying_records_received_and_flushed() -> None:
     task = sink_task(VerifyingSinkTask, {"name": "v1", "topics": "t"})
     first = [sink_record("a", 0), sink_record("b", 1)]
     task.put(first)
-    task.put([])
+    task.put(SinkRecords([]))
     assert verifying.received("v1") == first
     assert verifying.flushed("v1") == []
     assert task.pre_commit({TopicPartition("t", 0): 2}) == {TopicPartition("t", 0): 2}
     assert verifying.flushed("v1") == first
     third = sink_record("c", 2)
-    task.put([third])
+    task.put(SinkRecords([third]))
     assert verifying.received("v1") == [*first, third]
     assert verifying.flushed("v1") == first
     task.stop()
@@ -665,7 +665,7 @@ def test_verifying_name_resolution() -> None:
     c.start({"name": "conn", "verifying.name": "other", "topics": "t"})
     assert c.task_configs(1)[0]["verifying.name"] == "other"
     task = sink_task(VerifyingSinkTask, {"name": "conn", "verifying.name": "other"})
-    task.put([sink_record("x")])
+    task.put(SinkRecords([sink_record("x")]))
     assert len(verifying.received("other")) == 1 and verifying.received("conn") == []
     with pytest.raises(ConfigException) as info:
         VerifyingSinkConnector().start({"topics": "t"})
@@ -677,16 +677,16 @@ def test_verifying_name_resolution() -> None:
 
 def test_verifying_fail_on_put_after() -> None:
     task = sink_task(VerifyingSinkTask, {"name": "v2", "fail.on.put.after": "3"})
-    task.put([sink_record(i, i) for i in range(2)])
+    task.put(SinkRecords([sink_record(i, i) for i in range(2)]))
     with pytest.raises(ConnectException, match="fail.on.put.after=3"):
-        task.put([sink_record(i, i) for i in range(2, 5)])
+        task.put(SinkRecords([sink_record(i, i) for i in range(2, 5)]))
     assert [r.value for r in verifying.received("v2")] == [0, 1, 2]
-    task.put([])  # empty puts never fail
+    task.put(SinkRecords([]))  # empty puts never fail
     with pytest.raises(ConnectException):
-        task.put([sink_record(9, 9)])
+        task.put(SinkRecords([sink_record(9, 9)]))
     zero = sink_task(VerifyingSinkTask, {"name": "v3", "fail.on.put.after": "0"})
     with pytest.raises(ConnectException):
-        zero.put([sink_record("x")])
+        zero.put(SinkRecords([sink_record("x")]))
     assert verifying.received("v3") == []
 
 
@@ -702,17 +702,17 @@ def test_verifying_rejects_bad_config(props: dict[str, str], key: str) -> None:
 def test_verifying_put_delay() -> None:
     task = sink_task(VerifyingSinkTask, {"name": "slow", "put.delay.ms": "150"})
     started = time.monotonic()
-    task.put([sink_record("x")])
+    task.put(SinkRecords([sink_record("x")]))
     assert time.monotonic() - started >= 0.14
     started = time.monotonic()
-    task.put([])
+    task.put(SinkRecords([]))
     assert time.monotonic() - started < 0.1
 
 
 def test_verifying_close_drops_unflushed_records_of_revoked_partitions() -> None:
     task = sink_task(VerifyingSinkTask, {"name": "v4"})
     kept, dropped = sink_record("keep", 0, "t", 0), sink_record("drop", 0, "t", 1)
-    task.put([kept, dropped])
+    task.put(SinkRecords([kept, dropped]))
     task.close([TopicPartition("t", 1)])
     task.flush({})
     assert verifying.flushed("v4") == [kept]
@@ -724,7 +724,7 @@ def test_verifying_registry_is_thread_safe() -> None:
 
     def run(i: int) -> None:
         for n in range(200):
-            tasks[i].put([sink_record((i, n), n, "t", i)])
+            tasks[i].put(SinkRecords([sink_record((i, n), n, "t", i)]))
             if n % 50 == 0:
                 tasks[i].flush({})
         tasks[i].flush({})

@@ -1,0 +1,126 @@
+"""How sink tasks receive their batches against the real broker: SinkRecords built on first access, columns,
+and the offsets committed for every partition, rewinds included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from helpers import wait_until
+
+from connect_magics import ConnectRuntime
+from connect_magics.api import SinkConnector, SinkRecords, SinkTask, TopicPartition
+from connect_magics.storage.group_offsets import list_group_offsets
+
+pytestmark = pytest.mark.broker
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+FAST = {"offset.flush.interval.ms": "200"}
+
+SEEN: dict[str, dict[str, Any]] = {}
+
+
+class RecordingSinkTask(SinkTask):
+    """Keeps every value, read as a column or record by record (``read``), and can rewind once (``rewind``)."""
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name, self.read = props["name"], props["read"]
+        self.rewind = int(props.get("rewind", "-1"))  # once a batch reaches this offset, consume again from 0
+        SEEN[self.name] = {"values": [], "headers": [], "types": set()}
+
+    def put(self, records: SinkRecords) -> None:
+        seen = SEEN[self.name]
+        seen["types"].add(type(records))
+        if self.read == "column":
+            seen["values"].extend(records.values())
+        else:
+            for r in records:
+                seen["values"].append(r.value)
+                seen["headers"].extend((h.key, h.value) for h in r.headers)
+        if self.rewind >= 0 and any(r.kafka_offset >= self.rewind for r in records):
+            self.context.offset({TopicPartition(records[0].topic, 0): 0})
+            self.rewind = -1
+
+    def stop(self) -> None:
+        pass
+
+
+class RecordingSink(SinkConnector):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.fixture
+def rt(bootstrap: str, unique: str) -> Iterator[ConnectRuntime]:
+    with ConnectRuntime(bootstrap, f"delivery-{unique}", FAST) as runtime:
+        runtime.plugins.register(RecordingSink)
+        yield runtime
+
+
+def produce(bootstrap: str, topic: str, n: int, partitions: int, headers_every: int = 0) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # keep a reference until the future is done
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for i in range(n):
+        headers = [("n", str(i).encode())] if headers_every and i % headers_every == 0 else None
+        p.produce(topic, f"v{i}".encode(), key=f"k{i}".encode(), partition=i % partitions, headers=headers)
+    assert p.flush(30) == 0
+
+
+def committed(bootstrap: str, connector: str) -> dict[int, int]:
+    return {p: o for (_t, p), o in list_group_offsets({"bootstrap.servers": bootstrap}, f"connect-{connector}").items()}
+
+
+@pytest.mark.parametrize("read", ["column", "records"])
+def test_every_record_of_three_partitions_arrives_once_and_is_committed(rt, bootstrap, unique, read) -> None:
+    topic, name = f"three-{unique}", f"rec-{read}-{unique}"
+    produce(bootstrap, topic, 3000, partitions=3)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": read,
+                               "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: committed(bootstrap, name) == {0: 1000, 1: 1000, 2: 1000}, 60,
+               message=lambda: f"offsets of every partition committed (have {committed(bootstrap, name)})")
+    values = SEEN[name]["values"]
+    assert sorted(values) == sorted(f"v{i}" for i in range(3000))  # every record once, decoded by the converter
+    assert SEEN[name]["types"] == {SinkRecords}
+
+
+def test_headers_reach_the_task(rt, bootstrap, unique) -> None:
+    topic, name = f"headed-{unique}", f"headed-{unique}"
+    produce(bootstrap, topic, 300, partitions=1, headers_every=3)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "records",
+                               "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: committed(bootstrap, name) == {0: 300}, 60, message="all offsets committed")
+    assert len(SEEN[name]["values"]) == 300
+    assert sorted(SEEN[name]["headers"]) == sorted(("n", i) for i in range(0, 300, 3))
+
+
+def test_a_task_that_rewinds_is_redelivered_and_commits_the_end(rt, bootstrap, unique) -> None:
+    """A rewind that ends on the partition's old position still counts as consumed: the end is committed."""
+    topic, name = f"rewind-{unique}", f"rewind-{unique}"
+    produce(bootstrap, topic, 100, partitions=1)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "records",
+                               "rewind": "99", "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: len(SEEN.get(name, {}).get("values", [])) >= 200, 60, message="the partition read twice")
+    wait_until(lambda: committed(bootstrap, name) == {0: 100}, 60,
+               message=lambda: f"the end offset committed (have {committed(bootstrap, name)})")
+    values = SEEN[name]["values"]
+    assert len(values) == 200 and sorted(values) == sorted(f"v{i}" for i in range(100) for _ in range(2))
