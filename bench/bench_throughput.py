@@ -44,8 +44,8 @@ class BytesSourceTask(SourceTask):
 
     def poll(self) -> list[SourceRecord] | None:
         FIRST_POLL.setdefault(self.name, time.perf_counter())
-        if self.left <= 0:
-            time.sleep(0.05)
+        if self.left <= 0:  # done: idle briefly, so that the last acknowledgements are served without delay
+            time.sleep(0.005)
             return None
         batch = min(self.left, 2000)
         self.left -= batch

@@ -14,6 +14,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
+from connect_magics.api.converters import ByteArrayConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.error_handling import Stage, staged
@@ -174,57 +175,65 @@ class SourceTaskRunner(TaskRunner):
         produce, apply = self._producer.produce, self.chain.apply if self.chain.stages else None
         key_to_kafka = self.key_converter.from_connect_data
         value_to_kafka = self.value_converter.from_connect_data
+        # ByteArrayConverter hands bytes without a schema over as they are: skip the call for those.
+        raw_keys, raw_values = (type(c) is ByteArrayConverter for c in (self.key_converter, self.value_converter))
         submitted, known = self.submitted, self._known_topics
         batch = submitted.batch()
         per_record = self._commits_records
         on_delivery = partial(self._on_delivery, batch)
         last_topic = None
-        for index, record in enumerate(records):
-            try:
-                out = record if apply is None else apply(record)
-                if out is not None:
-                    topic = out.topic
-                    key = key_to_kafka(topic, out.key_schema, out.key)
-                    value = value_to_kafka(topic, out.value_schema, out.value)
-                    headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
-            except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
-                converted = self.recover(partial(self._convert, record), record)
-                out = None
-                if converted is not None:
-                    out, key, value, headers = converted
-                    topic = out.topic
-            if out is None:  # filtered out, or skipped after an error: its offset can be committed
-                submitted.submit(batch, record, acked=True)
-                self.task.commit_record(record, None)
-                continue
-            if topic != last_topic:
-                if topic not in known:
-                    try:
-                        self._ensure_topic(topic)
-                    except RetriableException:
-                        log.warning("Task %s failed to send record to topic '%s'. Backing off before retrying: ",
-                                    self.id, topic, exc_info=True)
-                        self._retry = records[index:]
-                        with self._cond:
-                            self._cond.wait(0.1)  # Kafka's SEND_FAILED_BACKOFF_MS; stop() wakes it up
-                        return
-                batch.topics.add(topic)
-                last_topic = topic
-            submitted.submit(batch, record)
-            callback = partial(self._on_record_delivery, batch, record) if per_record else on_delivery
-            while True:
+        sent = 0
+        try:
+            for index, record in enumerate(records):
                 try:
-                    if out.kafka_partition is None and out.timestamp is None and headers is None:
-                        produce(topic, value, key, on_delivery=callback)
-                    else:
-                        produce(topic, value, key, on_delivery=callback, **self._produce_options(out, headers))
-                    break
-                except BufferError:
-                    self._producer.poll(0.05)
-                    self._check_send_error()
-                    if self.stopping:
-                        raise ConnectException("Task stopped while the producer queue was full") from None
-            self.records_sent += 1
+                    out = record if apply is None else apply(record)
+                    if out is not None:
+                        topic, key, value = out.topic, out.key, out.value
+                        if not (raw_keys and key.__class__ is bytes and out.key_schema is None):
+                            key = key_to_kafka(topic, out.key_schema, key)
+                        if not (raw_values and value.__class__ is bytes and out.value_schema is None):
+                            value = value_to_kafka(topic, out.value_schema, value)
+                        headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
+                except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
+                    converted = self.recover(partial(self._convert, record), record)
+                    out = None
+                    if converted is not None:
+                        out, key, value, headers = converted
+                        topic = out.topic
+                if out is None:  # filtered out, or skipped after an error: its offset can be committed
+                    submitted.submit(batch, record, acked=True)
+                    self.task.commit_record(record, None)
+                    continue
+                if topic != last_topic:
+                    if topic not in known:
+                        try:
+                            self._ensure_topic(topic)
+                        except RetriableException:
+                            log.warning("Task %s failed to send record to topic '%s'. Backing off before "
+                                        "retrying: ", self.id, topic, exc_info=True)
+                            self._retry = records[index:]
+                            with self._cond:
+                                self._cond.wait(0.1)  # Kafka's SEND_FAILED_BACKOFF_MS; stop() wakes it up
+                            return
+                    batch.topics.add(topic)
+                    last_topic = topic
+                submitted.submit(batch, record)
+                callback = partial(self._on_record_delivery, batch, record) if per_record else on_delivery
+                while True:
+                    try:
+                        if out.kafka_partition is None and out.timestamp is None and headers is None:
+                            produce(topic, value, key, on_delivery=callback)
+                        else:
+                            produce(topic, value, key, on_delivery=callback, **self._produce_options(out, headers))
+                        break
+                    except BufferError:
+                        self._producer.poll(0.05)
+                        self._check_send_error()
+                        if self.stopping:
+                            raise ConnectException("Task stopped while the producer queue was full") from None
+                sent += 1
+        finally:
+            self.records_sent += sent
 
     def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
         """One record through the transformations and converters, naming the stage of any failure."""
