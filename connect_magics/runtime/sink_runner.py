@@ -22,6 +22,7 @@ from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 log = logging.getLogger(__name__)
 
 MAX_POLL_RECORDS = 500
+_FAILS_TASK = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
 
 
 def sink_group_id(connector: str, config: dict[str, str]) -> str:
@@ -183,16 +184,18 @@ class SinkTaskRunner(TaskRunner):
         self.records_put += len(batch)
         self.current.update(consumed)
 
-    @staticmethod
-    def _without_errors(msgs: list[Message]) -> list[Message]:
-        """The messages that are records: end-of-partition events and retriable errors are skipped."""
+    def _without_errors(self, msgs: list[Message]) -> list[Message]:
+        """The messages that are records. librdkafka's error events are informational (it retries by itself)
+        unless fatal; authorization failures fail the task, as they fail the Java consumer's poll."""
         kept = []
         for m in msgs:
             err = m.error()
             if err is None:
                 kept.append(m)
-            elif err.code() != KafkaError._PARTITION_EOF and not err.retriable():
+            elif err.fatal() or err.code() in _FAILS_TASK:
                 raise KafkaException(err)
+            elif err.code() != KafkaError._PARTITION_EOF and not err.retriable():
+                log.warning("Task %s: the consumer reports %s; carrying on", self.id, err.str())
         return kept
 
     def _consumed(self) -> dict[TopicPartition, int]:

@@ -124,3 +124,15 @@ def test_a_task_that_rewinds_is_redelivered_and_commits_the_end(rt, bootstrap, u
                message=lambda: f"the end offset committed (have {committed(bootstrap, name)})")
     values = SEEN[name]["values"]
     assert len(values) == 200 and sorted(values) == sorted(f"v{i}" for i in range(100) for _ in range(2))
+
+
+def test_a_sink_created_before_its_topic_waits_for_it(rt, bootstrap, unique, caplog) -> None:
+    """As in Kafka Connect: a subscribed topic that does not exist yet is waited for, not a task failure."""
+    topic, name = f"later-{unique}", f"later-{unique}"
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "column",
+                               "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: any(topic in r.getMessage() and "carrying on" in r.getMessage() for r in caplog.records),
+               30, message="the consumer's report of the missing topic")
+    produce(bootstrap, topic, 50, partitions=1)
+    wait_until(lambda: len(SEEN.get(name, {}).get("values", [])) == 50, 60, message="the records of the new topic")
+    assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"]
