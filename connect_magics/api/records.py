@@ -220,8 +220,8 @@ class SinkRecords(Sequence[SinkRecord]):
     """What :meth:`SinkTask.put <connect_magics.api.SinkTask.put>` receives: a read-only sequence of
     :class:`SinkRecord`, with the batch's keys and values also available as columns.
 
-    The runtime builds the records of a batch on first access, and :meth:`keys` / :meth:`values`
-    read straight from the consumed messages when the converters allow it. A task pays only for
+    The runtime builds the records of a batch on first access, and :meth:`column` (:meth:`keys`,
+    :meth:`values`, :meth:`to_pandas`) reads straight from the consumed messages when the converters allow it. A task pays only for
     what it reads: counting a batch, or writing its values, creates no record at all.
 
     >>> batch = SinkRecords([SinkRecord("t", 0, None, b"k", None, b"v", kafka_offset=5)])
@@ -240,8 +240,8 @@ class SinkRecords(Sequence[SinkRecord]):
     @classmethod
     def deferred(cls, size: int, build: Callable[[], list[SinkRecord]],
                  column: Callable[[str], list[Any]]) -> SinkRecords:
-        """A batch of ``size`` records that ``build()`` makes on first access; ``column("key")`` and
-        ``column("value")`` give a column without them (for runtimes)."""
+        """A batch of ``size`` records that ``build()`` makes on first access; ``column(field)`` gives a
+        field of :data:`COLUMNS` for every record without them (for runtimes)."""
         batch = cls.__new__(cls)
         batch._records, batch._size, batch._build, batch._column = None, size, build, column
         return batch
@@ -252,13 +252,39 @@ class SinkRecords(Sequence[SinkRecord]):
             self._build = self._column = None
         return self._records
 
+    def column(self, field: str) -> list[Any]:
+        """One field of every record, in order: any of :data:`SinkRecords.COLUMNS`, read straight from
+        the consumed messages when the records have not been built.
+
+        >>> SinkRecords([SinkRecord("t", 2, None, None, None, b"v", kafka_offset=9)]).column("kafka_offset")
+        [9]
+        """
+        if field not in self.COLUMNS:
+            raise ValueError(f"field: {field!r} is not a column of SinkRecords; use one of {', '.join(self.COLUMNS)}")
+        if self._records is None:
+            return self._column(field)  # type: ignore[misc]
+        return [getattr(r, field) for r in self._records]
+
+    COLUMNS = ("topic", "kafka_partition", "kafka_offset", "timestamp", "key", "value")
+
     def keys(self) -> list[Any]:
-        """Every record's key, in order (without building the records when the batch allows)."""
-        return self._column("key") if self._records is None else [r.key for r in self._records]  # type: ignore[misc]
+        """Every record's key, in order (``column("key")``)."""
+        return self.column("key")
 
     def values(self) -> list[Any]:
-        """Every record's value, in order (without building the records when the batch allows)."""
-        return self._column("value") if self._records is None else [r.value for r in self._records]  # type: ignore[misc]
+        """Every record's value, in order (``column("value")``)."""
+        return self.column("value")
+
+    def to_pandas(self) -> Any:
+        """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS`.
+
+        >>> SinkRecords([SinkRecord("t", 0, None, b"k", None, b"v", 1700000000000, kafka_offset=3)]).to_pandas()
+          topic  kafka_partition  kafka_offset      timestamp   key value
+        0     t                0             3  1700000000000  b'k'  b'v'
+        """
+        import pandas as pd
+
+        return pd.DataFrame({field: self.column(field) for field in self.COLUMNS}, columns=list(self.COLUMNS))
 
     def __len__(self) -> int:
         return self._size

@@ -22,6 +22,8 @@ from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 log = logging.getLogger(__name__)
 
 MAX_POLL_RECORDS = 500
+_MESSAGE_FIELDS = {"topic": Message.topic, "kafka_partition": Message.partition, "kafka_offset": Message.offset,
+                   "key": Message.key, "value": Message.value}
 _FAILS_TASK = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
 
 
@@ -248,10 +250,12 @@ class SinkTaskRunner(TaskRunner):
         return batch
 
     @staticmethod
-    def _column(msgs: list[Message], key_fixed: Any, value_fixed: Any, name: str) -> list[Any]:
-        """The converted keys or values of messages whose converters have a fixed schema."""
-        column = list(map(Message.key if name == "key" else Message.value, msgs))
-        decode = (key_fixed if name == "key" else value_fixed)[1]
+    def _column(msgs: list[Message], key_fixed: Any, value_fixed: Any, field: str) -> list[Any]:
+        """One field (of ``SinkRecords.COLUMNS``) of messages whose converters have a fixed schema."""
+        if field == "timestamp":
+            return [ts if ts_type else None for ts_type, ts in map(Message.timestamp, msgs)]
+        column = list(map(_MESSAGE_FIELDS[field], msgs))
+        decode = key_fixed[1] if field == "key" else value_fixed[1] if field == "value" else None
         return column if decode is None else [None if v is None else decode(v) for v in column]
 
     def _convert(self, m: Any) -> SinkRecord | None:

@@ -40,6 +40,8 @@ class RecordingSinkTask(SinkTask):
         seen["types"].add(type(records))
         if self.read == "column":
             seen["values"].extend(records.values())
+            seen.setdefault("frames", []).append(records.to_pandas())
+            seen.setdefault("built", []).append(SinkRecords(list(records)).to_pandas())
         else:
             for r in records:
                 seen["values"].append(r.value)
@@ -101,6 +103,9 @@ def test_every_record_of_three_partitions_arrives_once_and_is_committed(rt, boot
     values = SEEN[name]["values"]
     assert sorted(values) == sorted(f"v{i}" for i in range(3000))  # every record once, decoded by the converter
     assert SEEN[name]["types"] == {SinkRecords}
+    if read == "column":  # columns read from the messages equal the same columns of the records built
+        for frame, built in zip(SEEN[name]["frames"], SEEN[name]["built"], strict=True):
+            assert frame.equals(built) and frame["timestamp"].notna().all()
 
 
 def test_headers_reach_the_task(rt, bootstrap, unique) -> None:

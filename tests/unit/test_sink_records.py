@@ -30,7 +30,7 @@ class Deferred:
 
     def _column(self, name: str) -> list[str]:
         self.columns.append(name)
-        return [f"{name[0]}{i}" for i in range(self.n)]
+        return [getattr(r, name) for r in records(self.n)]
 
 
 def test_eager_batch_is_a_sequence_of_its_records() -> None:
@@ -70,3 +70,18 @@ def test_a_batch_is_read_only() -> None:
         batch[0] = records(1)[0]  # type: ignore[index]
     with pytest.raises(TypeError):
         hash(batch)
+
+
+def test_every_column_and_the_data_frame() -> None:
+    d = Deferred(2)
+    frame = d.batch.to_pandas()
+    assert list(frame.columns) == list(SinkRecords.COLUMNS)
+    assert frame.to_dict("list") == {"topic": ["t", "t"], "kafka_partition": [0, 0], "kafka_offset": [0, 1],
+                                     "timestamp": [None, None], "key": ["k0", "k1"], "value": ["v0", "v1"]}
+    assert d.built == 0 and d.columns == list(SinkRecords.COLUMNS)
+    assert SinkRecords(records(2)).to_pandas().equals(frame)
+
+
+def test_an_unknown_column_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="field: 'headers' is not a column of SinkRecords; use one of topic, "):
+        SinkRecords(records(1)).column("headers")
