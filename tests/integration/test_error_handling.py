@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from helpers import wait_until
+from helpers import one_task_connector, wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkTask
@@ -76,21 +76,7 @@ class RejectingSinkTask(SinkTask):
         pass
 
 
-class RejectingSink(SinkConnector):
-    def version(self) -> str:
-        return "1"
-
-    def start(self, props: dict[str, str]) -> None:
-        self.props = props
-
-    def task_class(self) -> type:
-        return RejectingSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
-
-    def stop(self) -> None:
-        pass
+RejectingSink = one_task_connector("RejectingSink", SinkConnector, RejectingSinkTask)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from helpers import wait_until
+from helpers import one_task_connector, wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkRecords, SinkTask, TopicPartition
@@ -54,21 +54,7 @@ class RecordingSinkTask(SinkTask):
         pass
 
 
-class RecordingSink(SinkConnector):
-    def version(self) -> str:
-        return "1"
-
-    def start(self, props: dict[str, str]) -> None:
-        self.props = props
-
-    def task_class(self) -> type:
-        return RecordingSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
-
-    def stop(self) -> None:
-        pass
+RecordingSink = one_task_connector("RecordingSink", SinkConnector, RecordingSinkTask)
 
 
 @pytest.fixture
