@@ -170,6 +170,11 @@ class SinkTaskContext(TaskContext):
     def request_commit(self) -> None:
         raise NotImplementedError
 
+    def timeout(self, timeout_ms: int) -> None:
+        """How long to wait before the next poll, and before redelivering a batch that :meth:`SinkTask.put`
+        refused with a :class:`~connect_magics.api.errors.RetriableException` (Kafka's ``timeout``)."""
+        raise NotImplementedError
+
 
 class Task(ABC):
     @abstractmethod

@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
-from connect_magics.api.errors import RetriableException
+from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
 from connect_magics.runtime.task_runner import TaskRunner
@@ -22,6 +22,7 @@ from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 log = logging.getLogger(__name__)
 
 MAX_POLL_RECORDS = 500
+POLL_TIMEOUT = 0.1  # seconds: how long a poll waits for messages, and the default wait before a redelivery
 _MESSAGE_FIELDS = {"topic": Message.topic, "kafka_partition": Message.partition, "kafka_offset": Message.offset,
                    "key": Message.key, "value": Message.value}
 _FAILS_TASK = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
@@ -49,8 +50,11 @@ class _Context(SinkTaskContext):
 
     def resume(self, *partitions: TopicPartition) -> None:
         self._runner.task_paused.difference_update(partitions)
-        if not self._runner.paused:
+        if not self._runner.paused and self._runner.pending is None:
             self._runner.consumer.resume([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+
+    def timeout(self, timeout_ms: int) -> None:
+        self._runner.retry_timeout = timeout_ms / 1000
 
     def request_commit(self) -> None:
         self._runner.commit_requested = True
@@ -97,6 +101,11 @@ class SinkTaskRunner(TaskRunner):
         self.seeks: dict[TopicPartition, int] = {}
         self.task_paused: set[TopicPartition] = set()
         self.commit_requested = False
+        # A batch put() refused with a RetriableException, with its offsets, redelivered at redeliver_at while
+        # every partition is paused (Kafka's pausedForRedelivery); retry_timeout is context.timeout().
+        self.pending: tuple[SinkRecords, dict[TopicPartition, int]] | None = None
+        self.redeliver_at = 0.0
+        self.retry_timeout: float | None = None
         self._closing = False
         self._last_commit = time.monotonic()
         self.consumer: Consumer | None = None
@@ -126,7 +135,7 @@ class SinkTaskRunner(TaskRunner):
         self.assigned.update(new)
         self._position_query = None
         self.task.open(new)
-        if self.paused:
+        if self.paused or self.pending is not None:
             consumer.pause(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
@@ -140,23 +149,76 @@ class SinkTaskRunner(TaskRunner):
             self.current.pop(tp, None)
             self._positions.pop((tp.topic, tp.partition), None)
         self._position_query = None
+        if self.pending is not None:  # their records will be consumed again from the committed offsets
+            batch, consumed = self.pending
+            self.pending = (SinkRecords(r for r in batch if TopicPartition(r.original_topic,
+                                                                           r.original_kafka_partition) not in gone),
+                            {tp: o for tp, o in consumed.items() if tp not in gone})
 
     def on_pause_change(self, paused: bool) -> None:
+        if paused or self.pending is None:
+            self._pause_or_resume(paused)
+
+    def _pause_or_resume(self, pause: bool) -> None:
+        """Pause (or resume) every assigned partition the task did not pause itself."""
         parts = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned - self.task_paused]
         if parts:
-            (self.consumer.pause if paused else self.consumer.resume)(parts)
+            (self.consumer.pause if pause else self.consumer.resume)(parts)
 
     def execute_once(self) -> None:
+        """One round of Kafka's ``WorkerSinkTask.iteration``: rewind, poll, put (even an empty batch, as
+        Kafka Connect does), commit when due."""
         for tp, offset in list(self.seeks.items()):
             self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
             self.current[tp] = offset
             self._positions.pop((tp.topic, tp.partition), None)  # whatever position follows is news
             del self.seeks[tp]
-        msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=0.1)
-        if msgs:
+        timeout, self.retry_timeout = min(POLL_TIMEOUT, self.retry_timeout or POLL_TIMEOUT), None
+        if self.pending is not None and time.monotonic() < self.redeliver_at:
+            timeout = min(timeout, self.redeliver_at - time.monotonic())
+        msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
+        if self.pending is not None:  # every partition is paused: this poll only kept the consumer alive
+            if msgs:
+                self._rewind_to(msgs)
+            if time.monotonic() >= self.redeliver_at:
+                batch, consumed = self.pending
+                self._put(batch, consumed)
+        elif msgs:
             self._deliver(msgs)
+        else:
+            self._put(SinkRecords(), {})
         if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
+
+    def _rewind_to(self, msgs: list[Message]) -> None:
+        """Consume these messages again later (they arrived while a batch waits for redelivery)."""
+        first: dict[tuple[str, int], int] = {}
+        for m in msgs:
+            if m.error() is None:
+                first.setdefault((m.topic(), m.partition()), m.offset())
+        for (topic, partition), offset in first.items():
+            self.seeks[TopicPartition(topic, partition)] = offset
+
+    def _put(self, batch: SinkRecords, consumed: dict[TopicPartition, int]) -> None:
+        """Hand ``batch`` to the task; on a RetriableException pause every partition and keep the batch for
+        redelivery after ``context.timeout()`` (or one poll timeout), as Kafka's ``deliverMessages``."""
+        try:
+            self.task.put(batch)
+        except RetriableException:
+            log.error("Task %s: RetriableException from SinkTask; redelivering the batch", self.id, exc_info=True)
+            if self.pending is None:
+                self._pause_or_resume(True)
+            self.pending = (batch, consumed)
+            self.redeliver_at = time.monotonic() + (self.retry_timeout or POLL_TIMEOUT)
+            return
+        except Exception as e:
+            raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from e
+        self.records_put += len(batch)
+        self.current.update(consumed)
+        if self.pending is not None:
+            self.pending = None
+            if not self.paused:
+                self._pause_or_resume(False)
 
     def _deliver(self, msgs: list[Message]) -> None:
         if any(map(Message.error, msgs)):
@@ -174,17 +236,7 @@ class SinkTaskRunner(TaskRunner):
         if self.track_topics:  # KIP-558: the topics consumed, before transformations
             for topic in {tp.topic for tp in consumed}:
                 self.services.status.put_topic(self.id.connector, topic, self.id.task)
-        while True:
-            try:
-                self.task.put(batch)
-                break
-            except RetriableException:
-                log.info("Task %s: retriable error from put; redelivering", self.id, exc_info=True)
-                if self.stopping:
-                    return
-                time.sleep(0.1)
-        self.records_put += len(batch)
-        self.current.update(consumed)
+        self._put(batch, consumed)
 
     def _without_errors(self, msgs: list[Message]) -> list[Message]:
         """The messages that are records. librdkafka's error events are informational (it retries by itself)

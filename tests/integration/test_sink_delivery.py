@@ -13,6 +13,7 @@ from helpers import one_task_connector, wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkRecords, SinkTask, TopicPartition
+from connect_magics.api.errors import RetriableException
 from connect_magics.storage.group_offsets import list_group_offsets
 
 pytestmark = pytest.mark.broker
@@ -33,10 +34,24 @@ class RecordingSinkTask(SinkTask):
     def start(self, props: dict[str, str]) -> None:
         self.name, self.read = props["name"], props["read"]
         self.rewind = int(props.get("rewind", "-1"))  # once a batch reaches this offset, consume again from 0
-        SEEN[self.name] = {"values": [], "headers": [], "types": set()}
+        self.retries = int(props.get("retries", "0"))  # refuse the first non-empty batches with RetriableException
+        self.fail = props.get("fail")  # raise this message from the first non-empty put
+        SEEN[self.name] = {"values": [], "headers": [], "types": set(), "refused": [], "delivered": [], "empty": 0}
 
     def put(self, records: SinkRecords) -> None:
         seen = SEEN[self.name]
+        if not records:
+            seen["empty"] += 1
+            return
+        if self.fail:
+            raise ValueError(self.fail)
+        first = (records[0].kafka_partition, records[0].kafka_offset, len(records))
+        if self.retries > 0:
+            self.retries -= 1
+            seen["refused"].append(first)
+            self.context.timeout(200)
+            raise RetriableException("the target is busy")
+        seen["delivered"].append(first)
         seen["types"].add(type(records))
         if self.read == "column":
             seen["values"].extend(records.values())
@@ -127,3 +142,41 @@ def test_a_sink_created_before_its_topic_waits_for_it(rt, bootstrap, unique, cap
     produce(bootstrap, topic, 50, partitions=1)
     wait_until(lambda: len(SEEN.get(name, {}).get("values", [])) == 50, 60, message="the records of the new topic")
     assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"]
+
+
+def test_a_batch_refused_as_retriable_is_redelivered_whole(rt, bootstrap, unique) -> None:
+    """Kafka's pausedForRedelivery: the same batch comes back after context.timeout(), nothing else comes
+    in between, and every record is written and committed once."""
+    topic, name = f"retry-{unique}", f"retry-{unique}"
+    produce(bootstrap, topic, 600, partitions=2)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "records",
+                               "retries": "3", "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: committed(bootstrap, name) == {0: 300, 1: 300}, 60,
+               message=lambda: f"every offset committed (have {committed(bootstrap, name)})")
+    seen = SEEN[name]
+    assert sorted(seen["values"]) == sorted(f"v{i}" for i in range(600))
+    assert len(seen["refused"]) == 3 and len(set(seen["refused"])) == 1  # the same batch, three times
+    assert seen["delivered"][0] == seen["refused"][0]  # then delivered, before any other batch
+    assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"]
+
+
+def test_put_is_called_when_there_is_nothing_to_deliver(rt, bootstrap, unique) -> None:
+    """As Kafka Connect, which calls put after every poll: tasks that flush on time see the clock."""
+    topic, name = f"idle-{unique}", f"idle-{unique}"
+    produce(bootstrap, topic, 10, partitions=1)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "column",
+                               "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: len(SEEN.get(name, {}).get("values", [])) == 10, 60, message="the records")
+    wait_until(lambda: SEEN[name]["empty"] >= 3, 30, message="empty puts while idle")
+
+
+def test_an_unrecoverable_put_failure_is_reported_as_kafka_connect_does(rt, bootstrap, unique) -> None:
+    topic, name = f"boom-{unique}", f"boom-{unique}"
+    produce(bootstrap, topic, 10, partitions=1)
+    rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "records",
+                               "fail": "disk full", "value.converter": STRING, "key.converter": BYTES})
+    task = wait_until(lambda: next((t for t in rt.connector_status(name)["tasks"] if t["state"] == "FAILED"), None),
+                      60, message="the task FAILED")
+    assert "ValueError: disk full" in task["trace"]
+    assert "ConnectException: Exiting WorkerSinkTask due to unrecoverable exception." in task["trace"]
+    assert committed(bootstrap, name) == {}
