@@ -14,6 +14,7 @@ from helpers import one_task_connector, wait_until
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkRecords, SinkTask, TopicPartition
 from connect_magics.api.errors import RetriableException
+from connect_magics.connectors import verifying
 from connect_magics.storage.group_offsets import list_group_offsets
 
 pytestmark = pytest.mark.broker
@@ -180,3 +181,18 @@ def test_an_unrecoverable_put_failure_is_reported_as_kafka_connect_does(rt, boot
     assert "ValueError: disk full" in task["trace"]
     assert "ConnectException: Exiting WorkerSinkTask due to unrecoverable exception." in task["trace"]
     assert committed(bootstrap, name) == {}
+
+
+def test_three_tasks_share_three_partitions_through_rebalances(rt, bootstrap, unique) -> None:
+    """Tasks joining one by one rebalance the group while records flow: every record arrives (at least once,
+    as in Kafka Connect) and every partition's end offset is committed."""
+    topic, name = f"shared-{unique}", f"shared-{unique}"
+    produce(bootstrap, topic, 3000, partitions=3)
+    rt.create_connector(name, {"connector.class": "VerifyingSink", "topics": topic, "tasks.max": "3",
+                               "value.converter": STRING, "key.converter": BYTES})
+    wait_until(lambda: committed(bootstrap, name) == {0: 1000, 1: 1000, 2: 1000}, 90,
+               message=lambda: f"every partition's end committed (have {committed(bootstrap, name)})")
+    got = verifying.received(name)
+    assert {r.value for r in got} == {f"v{i}" for i in range(3000)}
+    assert {(r.kafka_partition, r.kafka_offset) for r in got} == {(p, o) for p in range(3) for o in range(1000)}
+    assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"] * 3
