@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -29,14 +30,27 @@ log = logging.getLogger(__name__)
 
 class SubmittedBatch:
     """The records of one ``poll()`` handed to the producer: how many the broker has not acknowledged
-    yet, the last record of each source partition, and the topics they went to."""
+    yet, the last record of each source partition, and the topics they went to. Its :meth:`ack` is the
+    producer's delivery callback for those records."""
 
-    __slots__ = ("unacked", "last", "topics")
+    __slots__ = ("unacked", "last", "topics", "closed", "_owner", "_on_done")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: SubmittedRecords, on_done: Callable[[SubmittedBatch], None] | None) -> None:
         self.unacked = 0
         self.last: dict[Any, SourceRecord] = {}
         self.topics: set[str] = set()
+        self.closed = False  # all its records were submitted
+        self._owner = owner
+        self._on_done = on_done
+
+    def ack(self, err: KafkaError | None, msg: Any) -> None:
+        """The delivery report of one record: acknowledged, or the batch's first error is kept."""
+        if err is not None:
+            self._owner.error = self._owner.error or err
+            return
+        self.unacked -= 1
+        if not self.unacked and self.closed and self._on_done is not None:
+            self._on_done(self)
 
 
 class SubmittedRecords:
@@ -49,41 +63,47 @@ class SubmittedRecords:
     Used from the task's thread only (delivery callbacks are served by its ``poll``), so it needs no lock.
 
     >>> s = SubmittedRecords(); b = s.batch()
-    >>> s.submit(b, SourceRecord({"f": "a"}, {"pos": 1}, "t"))
+    >>> s.submit(b, [SourceRecord({"f": "a"}, {"pos": 1}, "t")], sent=1)
     >>> s.committable()
     []
-    >>> s.ack(b); s.committable()
+    >>> b.ack(None, None); s.committable()
     [({'f': 'a'}, {'pos': 1})]
     """
 
     def __init__(self) -> None:
         self._batches: deque[SubmittedBatch] = deque()
         self._last: tuple[dict | None, Any] = (None, None)
-        self.outstanding = 0
+        self.error: KafkaError | None = None  # the first failed delivery
 
-    def batch(self) -> SubmittedBatch:
-        """Start the batch the next records are submitted to."""
-        batch = SubmittedBatch()
+    @property
+    def outstanding(self) -> int:
+        """Records sent and not acknowledged yet."""
+        return sum(b.unacked for b in self._batches if b.closed)
+
+    def batch(self, on_done: Callable[[SubmittedBatch], None] | None = None) -> SubmittedBatch:
+        """Start the batch the next records are sent in; ``on_done(batch)`` once all of them are acknowledged."""
+        batch = SubmittedBatch(self, on_done)
         self._batches.append(batch)
         return batch
 
-    def submit(self, batch: SubmittedBatch, record: SourceRecord, acked: bool = False) -> None:
-        """Track ``record`` (already acknowledged if ``acked``: a record a transformation dropped)."""
-        partition = record.source_partition
-        if partition is not None:
-            last_partition, key = self._last
-            if partition is not last_partition and partition != last_partition:  # mostly the same one
-                key = freeze(partition)
-                self._last = (partition, key)
-            batch.last[key] = record
-        if not acked:
-            batch.unacked += 1
-            self.outstanding += 1
-
-    def ack(self, batch: SubmittedBatch) -> None:
-        """The broker acknowledged one record of ``batch``."""
-        batch.unacked -= 1
-        self.outstanding -= 1
+    def submit(self, batch: SubmittedBatch, records: Sequence[SourceRecord], sent: int) -> None:
+        """Close ``batch``: ``records`` are its records in order, ``sent`` of them handed to the producer (the
+        others were dropped: their offsets are committable with the batch). Acknowledgements that came in
+        before are counted."""
+        last_partition, key = self._last
+        last = batch.last
+        for record in records:
+            partition = record.source_partition
+            if partition is not None:
+                if partition is not last_partition and partition != last_partition:  # mostly the same one
+                    key = freeze(partition)
+                    last_partition = partition
+                last[key] = record
+        self._last = (last_partition, key)
+        batch.unacked += sent
+        batch.closed = True
+        if not batch.unacked and batch._on_done is not None:
+            batch._on_done(batch)
 
     def committable(self) -> list[tuple[dict, dict | None]]:
         """Take each partition's committable offset; return (partition, latest offset) pairs."""
@@ -91,7 +111,7 @@ class SubmittedRecords:
         blocked: set[Any] = set()  # partitions with a record not acknowledged yet
         kept: deque[SubmittedBatch] = deque()
         for batch in self._batches:
-            if batch.unacked:
+            if batch.unacked or not batch.closed:
                 blocked.update(batch.last)
                 kept.append(batch)
                 continue
@@ -138,7 +158,6 @@ class SourceTaskRunner(TaskRunner):
         self.topic_creation = TopicCreation.from_connector_config(self.connector_config,
                                                                   wc.bool("topic.creation.enable"), log.debug)
         self.submitted = SubmittedRecords()
-        self._send_error: BaseException | None = None
         self._last_commit = time.monotonic()
         self._known_topics: set[str] = set()  # KIP-158's per-task cache of topics known to exist
         self._admin: AdminClient | None = None
@@ -178,11 +197,12 @@ class SourceTaskRunner(TaskRunner):
         # ByteArrayConverter hands bytes without a schema over as they are: skip the call for those.
         raw_keys, raw_values = (type(c) is ByteArrayConverter for c in (self.key_converter, self.value_converter))
         submitted, known = self.submitted, self._known_topics
-        batch = submitted.batch()
+        batch = submitted.batch(self._batch_done if self.track_topics else None)
         per_record = self._commits_records
-        on_delivery = partial(self._on_delivery, batch)
+        on_delivery = batch.ack
         last_topic = None
         sent = 0
+        index = 0  # the records before it were sent or dropped
         try:
             for index, record in enumerate(records):
                 try:
@@ -201,7 +221,6 @@ class SourceTaskRunner(TaskRunner):
                         out, key, value, headers = converted
                         topic = out.topic
                 if out is None:  # filtered out, or skipped after an error: its offset can be committed
-                    submitted.submit(batch, record, acked=True)
                     self.task.commit_record(record, None)
                     continue
                 if topic != last_topic:
@@ -217,7 +236,6 @@ class SourceTaskRunner(TaskRunner):
                             return
                     batch.topics.add(topic)
                     last_topic = topic
-                submitted.submit(batch, record)
                 callback = partial(self._on_record_delivery, batch, record) if per_record else on_delivery
                 while True:
                     try:
@@ -232,7 +250,9 @@ class SourceTaskRunner(TaskRunner):
                         if self.stopping:
                             raise ConnectException("Task stopped while the producer queue was full") from None
                 sent += 1
+            index = len(records)
         finally:
+            submitted.submit(batch, records[:index], sent)
             self.records_sent += sent
 
     def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
@@ -256,26 +276,22 @@ class SourceTaskRunner(TaskRunner):
             kwargs["timestamp"] = record.timestamp
         return kwargs
 
-    def _on_delivery(self, batch: SubmittedBatch, err: KafkaError | None, msg: Any) -> None:
-        if err is not None:
-            self._send_error = KafkaException(err)
-            return
-        self.submitted.ack(batch)
-        if not batch.unacked and self.track_topics:
-            for topic in batch.topics:
-                self.services.status.put_topic(self.id.connector, topic, self.id.task)
+    def _batch_done(self, batch: SubmittedBatch) -> None:
+        """KIP-558: every record of ``batch`` was acknowledged, so its topics are in use."""
+        for topic in batch.topics:
+            self.services.status.put_topic(self.id.connector, topic, self.id.task)
 
     def _on_record_delivery(self, batch: SubmittedBatch, record: SourceRecord, err: KafkaError | None,
                             msg: Any) -> None:
         """For tasks that override ``commit_record``: also hand them each acknowledged record."""
-        self._on_delivery(batch, err, msg)
+        batch.ack(err, msg)
         if err is None:
             self.task.commit_record(record, msg)
 
     def _check_send_error(self) -> None:
-        if self._send_error is not None:
-            raise ConnectException(f"Unrecoverable exception from producer send callback: {self._send_error}") \
-                from self._send_error
+        if self.submitted.error is not None:
+            error = KafkaException(self.submitted.error)
+            raise ConnectException(f"Unrecoverable exception from producer send callback: {error}") from error
 
     # -- topic creation (KIP-158) ----------------------------------------------------------------
     def _ensure_topic(self, topic: str) -> None:
@@ -341,7 +357,7 @@ class SourceTaskRunner(TaskRunner):
 
     def commit_on_stop(self) -> None:
         deadline = time.monotonic() + self.flush_timeout
-        while self.submitted.outstanding > 0 and time.monotonic() < deadline and self._send_error is None:
+        while self.submitted.outstanding > 0 and time.monotonic() < deadline and self.submitted.error is None:
             self._producer.poll(0.05)
         self.commit_offsets(wait=True)
 
