@@ -1,6 +1,6 @@
 """Source and sink throughput of one task (100-byte records) against a bare confluent-kafka loop.
 
-Run:  python bench/bench_throughput.py [--records 200000] [--rounds 5] [--bootstrap HOST:PORT]
+Run:  python bench/bench_throughput.py [--records 300000] [--rounds 11] [--bootstrap HOST:PORT]
 
 Starts an embedded broker unless --bootstrap is given. Each round measures, on the same broker, the
 bare producer and consumer loops (the ceiling for Python) and a connector task doing the same work
@@ -211,8 +211,8 @@ def runtime_sink(rt: ConnectRuntime, topic: str, n: int, mode: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--records", type=int, default=200_000)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--records", type=int, default=300_000)
+    ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--bootstrap")
     args = ap.parse_args()
     broker = None
