@@ -196,8 +196,9 @@ class SinkTaskRunner(TaskRunner):
         for m in msgs:
             if m.error() is None:
                 first.setdefault((m.topic(), m.partition()), m.offset())
-        for (topic, partition), offset in first.items():
-            self.seeks[TopicPartition(topic, partition)] = offset
+        for (topic, partition), offset in first.items():  # not a task's rewind: the current offsets stay
+            self.consumer.seek(KafkaTopicPartition(topic, partition, offset))
+            self._positions.pop((topic, partition), None)
 
     def _put(self, batch: SinkRecords, consumed: dict[TopicPartition, int]) -> None:
         """Hand ``batch`` to the task; on a RetriableException pause every partition and keep the batch for
