@@ -185,7 +185,7 @@ def runtime_source(rt: ConnectRuntime, bootstrap: str, topic: str, n: int) -> fl
     rt.create_connector(name, {"connector.class": "BytesSource", "topic": topic, "records": str(n),
                                "value.converter": BYTES, "key.converter": BYTES})
     runner = rt.herder.runner(name, 0)
-    while runner is None or runner.records_sent < n or runner.submitted.outstanding > 0:
+    while runner is None or runner.task_metrics.written.total < n or runner.submitted.outstanding > 0:
         time.sleep(0.005)
         runner = runner or rt.herder.runner(name, 0)
     elapsed = time.perf_counter() - FIRST_POLL[name]

@@ -567,6 +567,12 @@ class Herder:
                 for name, running in list(self._running.items())
                 for index, (runner, _) in sorted(running.tasks.items())}
 
+    def task_metrics(self) -> dict[str, dict[str, Any]]:
+        """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task."""
+        return {group_name(runner.METRICS_GROUP, connector=name, task=index): runner.metrics()
+                for name, running in list(self._running.items())
+                for index, (runner, _) in sorted(running.tasks.items())}
+
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))
 

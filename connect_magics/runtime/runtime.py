@@ -72,6 +72,7 @@ class ConnectRuntime:
                              self.executor)
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
+        self.metrics_registry.register("tasks", self.herder.task_metrics)
         self.herder.start()
 
     def _executor(self, name: str) -> Executor:

@@ -16,6 +16,7 @@ from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTas
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
+from connect_magics.runtime.task_metrics import SinkTaskMetrics
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
@@ -109,7 +110,7 @@ class SinkTaskRunner(TaskRunner):
         self._closing = False
         self._last_commit = time.monotonic()
         self.consumer: Consumer | None = None
-        self.records_put = 0
+        self.task_metrics = SinkTaskMetrics()
         self.errant_reporter = _ErrantReporter(self)
 
     def initialize(self) -> None:
@@ -190,6 +191,11 @@ class SinkTaskRunner(TaskRunner):
         if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
 
+    METRICS_GROUP = "sink-task-metrics"
+
+    def metrics(self) -> dict[str, float]:
+        return self.task_metrics.snapshot(len(self.assigned))
+
     def _rewind_to(self, msgs: list[Message]) -> None:
         """Consume these messages again later (they arrived while a batch waits for redelivery)."""
         first: dict[tuple[str, int], int] = {}
@@ -203,6 +209,7 @@ class SinkTaskRunner(TaskRunner):
     def _put(self, batch: SinkRecords, consumed: dict[TopicPartition, int]) -> None:
         """Hand ``batch`` to the task; on a RetriableException pause every partition and keep the batch for
         redelivery after ``context.timeout()`` (or one poll timeout), as Kafka's ``deliverMessages``."""
+        started = time.perf_counter()
         try:
             self.task.put(batch)
         except RetriableException:
@@ -214,7 +221,8 @@ class SinkTaskRunner(TaskRunner):
             return
         except Exception as e:
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from e
-        self.records_put += len(batch)
+        self.task_metrics.put_times.record(time.perf_counter() - started)
+        self.task_metrics.sent.record(len(batch))
         self.current.update(consumed)
         if self.pending is not None:
             self.pending = None
@@ -224,6 +232,7 @@ class SinkTaskRunner(TaskRunner):
     def _deliver(self, msgs: list[Message]) -> None:
         if any(map(Message.error, msgs)):
             msgs = self._without_errors(msgs)
+        self.task_metrics.read.record(len(msgs))
         key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
         # Converters with one schema for every value cannot fail: without transformations or headers to
         # convert, the records are built only when the task first reads them (and columns need none).
@@ -338,6 +347,7 @@ class SinkTaskRunner(TaskRunner):
         if offsets:
             try:
                 self.consumer.commit(offsets=offsets, asynchronous=False)
+                self.task_metrics.commits.record(1)
             except KafkaException as e:
                 if e.args[0].code() != KafkaError._NO_OFFSET:
                     log.warning("Task %s failed to commit offsets: %s", self.id, e)

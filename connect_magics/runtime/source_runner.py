@@ -19,6 +19,7 @@ from connect_magics.api.converters import ByteArrayConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.error_handling import Stage, staged
+from connect_magics.runtime.task_metrics import SourceTaskMetrics
 from connect_magics.runtime.task_runner import TaskRunner
 from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.runtime.topic_creation import TopicCreation
@@ -78,7 +79,7 @@ class SubmittedRecords:
     @property
     def outstanding(self) -> int:
         """Records sent and not acknowledged yet."""
-        return sum(b.unacked for b in self._batches if b.closed)
+        return sum(b.unacked for b in list(self._batches) if b.closed)  # a copy: other threads read this
 
     def batch(self, on_done: Callable[[SubmittedBatch], None] | None = None) -> SubmittedBatch:
         """Start the batch the next records are sent in; ``on_done(batch)`` once all of them are acknowledged."""
@@ -163,7 +164,7 @@ class SourceTaskRunner(TaskRunner):
         self._admin: AdminClient | None = None
         self._retry: list[SourceRecord] | None = None  # records to send again after a retriable failure
         self._producer: Producer | None = None
-        self.records_sent = 0
+        self.task_metrics = SourceTaskMetrics()
         # Tasks that override commit_record get a delivery callback per record; others one per batch.
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
@@ -180,11 +181,15 @@ class SourceTaskRunner(TaskRunner):
         if self._retry is not None:
             records, self._retry = self._retry, None
         else:
+            started = time.perf_counter()
             try:
                 records = self.task.poll()
             except RetriableException:
                 log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
                 records = None
+            if records is not None:
+                self.task_metrics.poll_times.record(time.perf_counter() - started)
+                self.task_metrics.polled.record(len(records))
         if records:
             self._send(records)
         self._producer.poll(0)
@@ -253,7 +258,7 @@ class SourceTaskRunner(TaskRunner):
             index = len(records)
         finally:
             submitted.submit(batch, records[:index], sent)
-            self.records_sent += sent
+            self.task_metrics.written.record(sent)
 
     def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
         """One record through the transformations and converters, naming the stage of any failure."""
@@ -275,6 +280,11 @@ class SourceTaskRunner(TaskRunner):
         if record.timestamp is not None:
             kwargs["timestamp"] = record.timestamp
         return kwargs
+
+    METRICS_GROUP = "source-task-metrics"
+
+    def metrics(self) -> dict[str, float]:
+        return self.task_metrics.snapshot(self.submitted.outstanding)
 
     def _batch_done(self, batch: SubmittedBatch) -> None:
         """KIP-558: every record of ``batch`` was acknowledged, so its topics are in use."""

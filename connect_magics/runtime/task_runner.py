@@ -102,6 +102,12 @@ class TaskRunner(ABC):
     def failed(self) -> bool:
         return self._failed
 
+    METRICS_GROUP: str  # Kafka Connect's metric group of the task type
+
+    @abstractmethod
+    def metrics(self) -> dict[str, float]:
+        """The task's :attr:`METRICS_GROUP` metrics (read from any thread)."""
+
     def _backoff(self, seconds: float) -> bool:
         """Wait ``seconds`` (woken by :meth:`stop`); False if the task is stopping."""
         with self._cond:
