@@ -50,6 +50,24 @@ def status_frame(status: dict[str, Any]) -> pd.DataFrame:
     return frame.reindex(columns=[c for c in STATUS_COLUMNS if c in frame.columns] + extra).fillna("")
 
 
+TASK_GROUPS = {"source-task-metrics": "source", "sink-task-metrics": "sink"}
+
+
+def task_metrics_frame(metrics: dict[str, dict[str, Any]], connector: str | None = None) -> pd.DataFrame:
+    """One row per task (``connector``, ``task``, ``type``, then its metrics) from ``rt.metrics()``'s
+    ``source-task-metrics`` and ``sink-task-metrics`` groups; only ``connector``'s tasks if given."""
+    rows = []
+    for group, values in metrics.items():
+        kind, *tags = group.split(",")
+        if kind in TASK_GROUPS:
+            tag = dict(t.split("=", 1) for t in tags)
+            if connector is None or tag.get("connector") == connector:
+                rows.append({"connector": tag.get("connector"), "task": int(tag.get("task", -1)),
+                             "type": TASK_GROUPS[kind], **values})
+    frame = pd.DataFrame(rows, columns=None if rows else ["connector", "task", "type"])
+    return frame.sort_values(["connector", "task"], ignore_index=True) if rows else frame
+
+
 def tasks_summary(status: dict[str, Any]) -> str:
     """``"0:RUNNING, 1:FAILED"`` for a status JSON's tasks."""
     return ", ".join(f"{t.get('id')}:{t.get('state')}" for t in status.get("tasks", []))
@@ -221,6 +239,12 @@ class ConnectMagics(Magics):
             print(f"Topic creation is off for {args.name}: {answer['reason']}")
         return pd.DataFrame([{k: t.get(k) for k in EXPLAIN_COLUMNS} for t in answer["topics"]],
                             columns=EXPLAIN_COLUMNS)
+
+    def _cmd_metrics(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        rt = self._rt()
+        if args.name is not None:
+            rt.connector_status(args.name)  # an unknown connector is an error, not an empty table
+        return task_metrics_frame(rt.metrics(), args.name)
 
     def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
         from connect_magics.rest import RestServer

@@ -22,7 +22,8 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
            "parse_properties"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
-                 "alter-offsets", "reset-offsets", "topics", "explain", "plugins", "board", "rest", "close")
+                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "rest",
+                 "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -78,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     e = add("explain", "which topic creation group each topic matches, and its settings (a DataFrame)",
             named=True, output=True)
     e.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to explain (default: the broker's topics)")
+    m = add("metrics", "records read, written and per second, batch times and commits of every task (a DataFrame)",
+            output=True)
+    m.add_argument("name", metavar="NAME", nargs="?", help="only this connector's tasks")
     rs = add("rest", "serve Kafka Connect's REST API for this runtime (for tools, not for widgets)")
     rs.add_argument("--port", type=int, default=8083, help="the port on 127.0.0.1 (default 8083; 0: a free one)")
     rs.add_argument("--stop", action="store_true", help="stop the REST server")

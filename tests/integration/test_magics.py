@@ -92,6 +92,14 @@ topic.creation.default.replication.factor=1
     plugins = shell.run_line_magic("connect", "plugins")
     assert "org.apache.kafka.connect.file.FileStreamSourceConnector" in set(plugins["class"])
 
+    shell.run_line_magic("connect", f"metrics {name} -o mx")
+    mx = shell.user_ns["mx"]
+    assert list(mx[["connector", "task", "type"]].itertuples(index=False, name=None)) == [(name, 0, "source")]
+    assert "source-record-write-rate" in mx.columns and mx.loc[0, "source-record-poll-total"] >= 0
+    with pytest.raises(ConnectMagicError) as e:
+        shell.run_line_magic("connect", "metrics no-such-connector")
+    assert e.value.status == 404
+
     shell.run_line_magic("connect", f"delete {name}")
     assert name not in shell.run_line_magic("connect", "list")["connector"].tolist()
     with pytest.raises(ConnectMagicError) as e:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from connect_magics.notebook.magics import ConnectMagics, status_frame
+from connect_magics.notebook.magics import ConnectMagics, status_frame, task_metrics_frame
 from connect_magics.notebook.parsing import (
     HelpShown,
     parse_command,
@@ -131,3 +131,19 @@ def test_status_frame_shape() -> None:
     assert list(frame["id"]) == ["connector", "0"]
     assert list(frame["state"]) == ["RUNNING", "FAILED"]
     assert list(frame["trace"]) == ["", "boom"]
+
+
+def test_task_metrics_frame_has_a_row_per_task() -> None:
+    metrics = {
+        "sink-task-metrics,connector=b,task=1": {"sink-record-read-total": 5},
+        "source-task-metrics,connector=a,task=0": {"source-record-poll-total": 7},
+        "sink-task-metrics,connector=b,task=0": {"sink-record-read-total": 3},
+        "task-error-metrics,connector=b,task=0": {"total-errors-logged": 0},
+        "status-backing-store-metrics": {"status-update-retry-total": 0},
+    }
+    frame = task_metrics_frame(metrics)
+    assert list(frame[["connector", "task", "type"]].itertuples(index=False, name=None)) == [
+        ("a", 0, "source"), ("b", 0, "sink"), ("b", 1, "sink")]
+    assert list(task_metrics_frame(metrics, "b")["sink-record-read-total"]) == [3, 5]
+    empty = task_metrics_frame(metrics, "nothing")
+    assert empty.empty and list(empty.columns) == ["connector", "task", "type"]
