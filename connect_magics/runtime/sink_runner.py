@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -34,6 +35,10 @@ def sink_group_id(connector: str, config: dict[str, str]) -> str:
     return config.get("consumer.override.group.id") or f"connect-{connector}"
 
 
+def _to_kafka(partitions: Iterable[TopicPartition]) -> list[KafkaTopicPartition]:
+    return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
+
+
 class _Context(SinkTaskContext):
     def __init__(self, runner: SinkTaskRunner) -> None:
         super().__init__(runner.task_config)
@@ -46,13 +51,13 @@ class _Context(SinkTaskContext):
         self._runner.seeks.update(offsets)
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._runner.consumer.pause([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+        self._runner.consumer.pause(_to_kafka(partitions))
         self._runner.task_paused.update(partitions)
 
     def resume(self, *partitions: TopicPartition) -> None:
         self._runner.task_paused.difference_update(partitions)
         if not self._runner.paused and self._runner.pending is None:
-            self._runner.consumer.resume([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+            self._runner.consumer.resume(_to_kafka(partitions))
 
     def timeout(self, timeout_ms: int) -> None:
         self._runner.retry_timeout = timeout_ms / 1000
@@ -84,6 +89,7 @@ class _ErrantReporter(ErrantRecordReporter):
 
 class SinkTaskRunner(TaskRunner):
     task: SinkTask
+    METRICS_GROUP = "sink-task-metrics"
 
     def __init__(self, *args: Any, consumer_config: dict[str, str], producer_config: dict[str, str],
                  admin_config: dict[str, str], **kwargs: Any) -> None:
@@ -162,7 +168,7 @@ class SinkTaskRunner(TaskRunner):
 
     def _pause_or_resume(self, pause: bool) -> None:
         """Pause (or resume) every assigned partition the task did not pause itself."""
-        parts = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned - self.task_paused]
+        parts = _to_kafka(self.assigned - self.task_paused)
         if parts:
             (self.consumer.pause if pause else self.consumer.resume)(parts)
 
@@ -190,8 +196,6 @@ class SinkTaskRunner(TaskRunner):
             self._put(SinkRecords(), {})
         if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
-
-    METRICS_GROUP = "sink-task-metrics"
 
     def metrics(self) -> dict[str, float]:
         return self.task_metrics.snapshot(len(self.assigned))
@@ -269,7 +273,7 @@ class SinkTaskRunner(TaskRunner):
         call per batch replaces tracking every message: a partition whose position moved was consumed.
         """
         if self._position_query is None:
-            self._position_query = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self.assigned]
+            self._position_query = _to_kafka(self.assigned)
         consumed = {}
         for p in self.consumer.position(self._position_query):
             key = (p.topic, p.partition)

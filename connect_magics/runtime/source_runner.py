@@ -144,6 +144,7 @@ class StoreOffsetReader(OffsetStorageReader):
 
 class SourceTaskRunner(TaskRunner):
     task: SourceTask
+    METRICS_GROUP = "source-task-metrics"
 
     def __init__(self, *args: Any, producer_config: dict[str, str], admin_config: dict[str, str],
                  offset_stores: list[OffsetStore], **kwargs: Any) -> None:
@@ -280,8 +281,6 @@ class SourceTaskRunner(TaskRunner):
         if record.timestamp is not None:
             kwargs["timestamp"] = record.timestamp
         return kwargs
-
-    METRICS_GROUP = "source-task-metrics"
 
     def metrics(self) -> dict[str, float]:
         return self.task_metrics.snapshot(self.submitted.outstanding)
