@@ -17,7 +17,7 @@ from typing import Any
 from connect_magics.api.config import ConfigException
 from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
 from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError, NotFoundError
-from connect_magics.runtime.connector_config import (
+from connect_magics.runtime.config.connector_config import (
     CONNECTOR_CLASS,
     CONNECTOR_VERSION,
     build_transformation_chain,
@@ -28,17 +28,17 @@ from connect_magics.runtime.connector_config import (
     resolve_converter,
     validate_connector_config,
 )
-from connect_magics.runtime.executor import Executor, TaskHandle
+from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.metrics import group_name
-from connect_magics.runtime.offsets import connector_store_spec, start_connector_store
-from connect_magics.runtime.plugin_metrics import TaskPlugins, connector_group, task_groups
-from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins, python_name
-from connect_magics.runtime.sink_runner import SinkTaskRunner
-from connect_magics.runtime.source_runner import SourceTaskRunner, StoreOffsetReader
-from connect_magics.runtime.task_runner import TaskId, TaskRunner, TaskServices
-from connect_magics.runtime.topic_creation import check_connector_config
-from connect_magics.runtime.topic_tracking import drop_unconsumed_topics
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.plugins.metrics import TaskPlugins, connector_group, task_groups
+from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundError, Plugins, python_name
+from connect_magics.runtime.topics.creation import check_connector_config
+from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
+from connect_magics.runtime.worker.executor import Executor, TaskHandle
+from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
+from connect_magics.runtime.worker.sink_runner import SinkTaskRunner
+from connect_magics.runtime.worker.source_runner import SourceTaskRunner, StoreOffsetReader
+from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner, TaskServices
 from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -481,7 +481,7 @@ class Herder:
         return self._lock
 
     def connector_offset_store(self, name: str) -> OffsetStore | None:
-        """The connector's own offsets store (see :func:`~connect_magics.runtime.offsets.connector_store_spec`),
+        """The connector's own offsets store (see :func:`~connect_magics.runtime.worker.offset_stores.connector_store_spec`),
         started on first use and replaced when its config changed; None if it uses only the worker's."""
         with self._lock:
             config = self.configs.connector_config(name)

@@ -15,11 +15,11 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from connect_magics.runtime.executor import Executor, ThreadExecutor
+from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
-from connect_magics.runtime.plugins import Plugins
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.worker.executor import Executor, ThreadExecutor
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
@@ -34,7 +34,7 @@ class ConnectRuntime:
     """A Kafka Connect worker inside this Python process, with all of its state in Kafka.
 
     ``worker_config`` takes Kafka Connect's worker property names. ``executor`` is ``"threads"``
-    (tasks on driver threads, the default) or an :class:`~connect_magics.runtime.executor.Executor`.
+    (tasks on driver threads, the default) or an :class:`~connect_magics.runtime.worker.executor.Executor`.
     Errors raise :class:`~connect_magics.errors.ConnectRestError` with the HTTP status Kafka Connect
     would answer. Use as a context manager, or call :meth:`close`.
     """
@@ -159,7 +159,7 @@ class ConnectRuntime:
 
     # -- topic creation (KIP-158) -----------------------------------------------------------------
     # Everything below serves the explain API and the record of created topics; the rules are in
-    # runtime/topic_creation.py, the admin calls in runtime/topic_admin.py (docs/topic-creation.md).
+    # runtime/topics/creation.py, the admin calls in runtime/worker/topic_admin.py (docs/topic-creation.md).
 
     def explain_topic_creation(self, config_or_connector_name: str | Mapping[str, Any],
                                topics: list[str] | tuple[str, ...] | None = None,
@@ -186,13 +186,13 @@ class ConnectRuntime:
             ('default', 3)
         """
         from connect_magics.errors import BadRequestError
-        from connect_magics.runtime.topic_admin import explain_topics
-        from connect_magics.runtime.topic_creation import (
+        from connect_magics.runtime.topics.creation import (
             TopicCreation,
             TopicCreationConfigError,
             inactive_reason,
             topic_name_error,
         )
+        from connect_magics.runtime.worker.topic_admin import explain_topics
 
         name: str | None = None
         if isinstance(config_or_connector_name, str):
@@ -307,7 +307,7 @@ class ConnectRuntime:
         >>> rt.connector_topics("orders-sink")  # doctest: +SKIP
         {'orders-sink': {'topics': ['orders']}}
         """
-        from connect_magics.runtime.topic_tracking import check_allowed
+        from connect_magics.runtime.topics.tracking import check_allowed
 
         self._check_topics_name(name)
         check_allowed(self.worker_config)
@@ -321,7 +321,7 @@ class ConnectRuntime:
         >>> rt.reset_connector_topics("orders-sink"); rt.connector_topics("orders-sink")  # doctest: +SKIP
         {'orders-sink': {'topics': []}}
         """
-        from connect_magics.runtime.topic_tracking import check_allowed
+        from connect_magics.runtime.topics.tracking import check_allowed
 
         self._check_topics_name(name)
         check_allowed(self.worker_config, reset=True)
@@ -345,8 +345,8 @@ class ConnectRuntime:
     # -- end of topics and metrics ------------------------------------------------------------------
 
     # -- plugins and versions (KIP-891) -------------------------------------------------------------
-    # Discovery, isolation and selection are in runtime/plugins.py and runtime/plugin_loader.py, version
-    # configs and validation in runtime/connector_config.py, metrics in runtime/plugin_metrics.py
+    # Discovery, isolation and selection are in runtime/plugins/registry.py and runtime/plugins/loader.py, version
+    # configs and validation in runtime/config/connector_config.py, metrics in runtime/plugins/metrics.py
     # (docs/plugins.md).
 
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
@@ -370,7 +370,7 @@ class ConnectRuntime:
         >>> [k["name"] for k in rt.connector_plugin_config("VersionedSource", version="2.0.0")]  # doctest: +SKIP
         ['topic', 'interval.ms', 'greeting']
         """
-        from connect_magics.runtime.connector_config import plugin_config_keys
+        from connect_magics.runtime.config.connector_config import plugin_config_keys
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------

@@ -16,9 +16,15 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
-from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
-from connect_magics.runtime.task_metrics import SinkTaskMetrics
-from connect_magics.runtime.task_runner import TaskRunner
+from connect_magics.runtime.worker.error_handling import (
+    ConsumedRecord,
+    DeadLetterQueue,
+    Stage,
+    StagedError,
+    staged,
+)
+from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
+from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
 log = logging.getLogger(__name__)

@@ -17,16 +17,16 @@ from typing import Any, TypeVar
 
 from connect_magics.api.connector import Task
 from connect_magics.api.records import ConnectRecord, Headers
-from connect_magics.runtime.connector_config import TransformationChain
-from connect_magics.runtime.error_handling import (
+from connect_magics.runtime.config.connector_config import TransformationChain
+from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.worker.error_handling import (
     ErrorSettings,
     RecordErrorHandler,
     Stage,
     StagedError,
     staged,
 )
-from connect_magics.runtime.plugins import Plugins
-from connect_magics.runtime.worker_config import WorkerConfig
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.status_store import StatusStore
 

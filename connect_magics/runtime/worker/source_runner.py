@@ -18,11 +18,11 @@ from connect_magics.api.connector import OffsetStorageReader, SourceTask, Source
 from connect_magics.api.converters import ByteArrayConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
-from connect_magics.runtime.error_handling import Stage, staged
-from connect_magics.runtime.task_metrics import SourceTaskMetrics
-from connect_magics.runtime.task_runner import TaskRunner
-from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
-from connect_magics.runtime.topic_creation import TopicCreation
+from connect_magics.runtime.topics.creation import TopicCreation
+from connect_magics.runtime.worker.error_handling import Stage, staged
+from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
+from connect_magics.runtime.worker.task_runner import TaskRunner
+from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
