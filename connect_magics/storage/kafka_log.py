@@ -178,9 +178,11 @@ class KafkaLog:
                 self._producer.poll(0.05)
         self._producer.poll(0)
 
-    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback) -> int:
+    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback,
+                 producer: Producer | None = None) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
-        runs once, after the broker answered for the last one."""
+        runs once, after the broker answered for the last one. ``producer`` replaces the log's own (a
+        transactional one, for fenced writes)."""
         if not records:
             callback(None)
             return 0
@@ -197,7 +199,8 @@ class KafkaLog:
             if last:
                 callback(first_error[0])
 
-        produce, poll, topic = self._producer.produce, self._producer.poll, self.topic
+        producer = producer or self._producer
+        produce, poll, topic = producer.produce, producer.poll, self.topic
         for key, value in records:
             while True:
                 try:

@@ -153,7 +153,7 @@ def test_routed_topic_created_with_matched_group_settings(runtime_factory, admin
         "max.message.bytes": "2000000",
     }
     assert entries["segment.bytes"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-    assert routed in rt.herder.runner("orders-src", 0)._known_topics  # the per-task cache
+    assert routed in rt.herder.task_handle("orders-src", 0).runner._known_topics  # the per-task cache
 
     (created,) = rt.created_topics("orders-src")
     assert {

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from connect_magics.java_regex import JavaRegexError, compile_java_regex, translate_java_regex
 from connect_magics import java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex, translate_java_regex
 
 pytestmark = pytest.mark.unit
 

@@ -356,7 +356,10 @@ class SinkTaskRunner(TaskRunner):
                    if tp in self.assigned]
         if offsets:
             try:
-                self.consumer.commit(offsets=offsets, asynchronous=False)
+                if self.fence is not None:  # refused once a newer instance of the task started
+                    self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata())
+                else:
+                    self.consumer.commit(offsets=offsets, asynchronous=False)
                 self.task_metrics.commits.record(1)
             except KafkaException as e:
                 if e.args[0].code() != KafkaError._NO_OFFSET:
