@@ -34,7 +34,9 @@ class ConnectRuntime:
     """A Kafka Connect worker inside this Python process, with all of its state in Kafka.
 
     ``worker_config`` takes Kafka Connect's worker property names. ``executor`` is ``"threads"``
-    (tasks on driver threads, the default) or an :class:`~connect_magics.runtime.worker.executor.Executor`.
+    (tasks on driver threads, the default), ``"spark"`` (each task a Spark job on the executors of
+    ``spark``, by default the active SparkSession, else a local one; see docs/spark.md) or an
+    :class:`~connect_magics.runtime.worker.executor.Executor`.
     Errors raise :class:`~connect_magics.errors.ConnectRestError` with the HTTP status Kafka Connect
     would answer. Use as a context manager, or call :meth:`close`.
     """
@@ -45,10 +47,10 @@ class ConnectRuntime:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
-        self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
+        self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         config_topic = wc["config.storage.topic"]
         partitions = ensure_topic(self.admin, config_topic, 1, wc.int("config.storage.replication.factor"), COMPACT)
         if partitions != 1:
@@ -78,10 +80,13 @@ class ConnectRuntime:
     def _executor(self, name: str) -> Executor:
         if name == "threads":
             return ThreadExecutor()
-        if name == "spark":  # PRODUCT.md's next surface; see docs/deviations.md
-            raise ValueError("Invalid value spark for executor: running tasks as Spark jobs is not available yet; "
-                             "use 'threads' or pass an Executor")
-        raise ValueError(f"Invalid value {name} for executor: must be 'threads' or an Executor")
+        if name == "spark":
+            from connect_magics.spark.executor import SparkExecutor
+            from connect_magics.spark.session import active_spark_session, local_spark_session
+
+            self.spark = self.spark or active_spark_session() or local_spark_session()
+            return SparkExecutor(self.spark, self.worker_config, self.plugins, self.admin)
+        raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
 
     # -- connectors ---------------------------------------------------------------------------------
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:

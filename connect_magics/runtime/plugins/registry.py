@@ -194,12 +194,16 @@ class Plugins:
         self._index: dict[str, list[PluginDesc]] = {}
         self._lock = threading.RLock()
         self.installations: list[Installation] = []
+        #: ``register()`` calls made after construction, to be repeated where tasks run in other processes.
+        self.registrations: list[tuple[type, tuple[str, ...], str, str | None, bool]] = []
+        self._constructed = False
         for cls, names in _builtin_classes():
             self.register(cls, names)
         if entry_points:
             self._discover_entry_points()
         for directory in _path_entries(plugin_path):
             self.add_plugin_path(directory)
+        self._constructed = True
         for cls in extra:
             self.register(cls)
 
@@ -210,6 +214,8 @@ class Plugins:
 
         ``version`` defaults to what ``cls().version()`` says.
         """
+        if self._constructed and location == "classpath":
+            self.registrations.append((cls, tuple(names), location, version, isolated))
         names = [*names, *getattr(cls, "ALIASES", ())]
         public = python_name(cls)
         class_name = next((n for n in names if "." in n), public)
