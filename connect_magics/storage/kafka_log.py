@@ -115,6 +115,7 @@ class KafkaLog:
                 log.warning("Reading %s failed: %s", self.topic, e)
                 continue
             if not msgs:
+                self._note_positions()  # transaction markers move the position without a message
                 continue
             for m in msgs:
                 if m.error():
@@ -130,6 +131,18 @@ class KafkaLog:
                 for m in msgs:
                     self._positions[m.partition()] = max(self._positions.get(m.partition(), 0), m.offset() + 1)
                 self._cond.notify_all()
+
+    def _note_positions(self) -> None:
+        """The reader's positions (on the reader's thread), which pass transaction markers, as reached."""
+        try:
+            positions = self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions])
+        except KafkaException:
+            return
+        with self._cond:
+            for tp in positions:
+                if tp.offset >= 0 and tp.offset > self._positions.get(tp.partition, 0):
+                    self._positions[tp.partition] = tp.offset
+                    self._cond.notify_all()
 
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
         """The end offset of every partition that has anything left to read (compaction can leave a
