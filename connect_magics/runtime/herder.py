@@ -32,6 +32,7 @@ from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundEr
 from connect_magics.runtime.topics.creation import check_connector_config
 from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
 from connect_magics.runtime.worker.executor import Executor, TaskHandle
+from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
@@ -88,6 +89,7 @@ class Herder:
         self._lock = threading.RLock()
         self._background = ThreadPoolExecutor(1, thread_name_prefix="herder")
         self._connector_offset_stores: dict[str, OffsetStore] = {}
+        self._started_tasks: dict[str, set[int]] = {}  # task indexes ever started here, for fence_zombies
 
     # -- start / stop --------------------------------------------------------------------------
     def start(self) -> None:
@@ -436,6 +438,19 @@ class Herder:
             return
         running.task_plugins[index] = task_plugins
         running.tasks[index] = self.executor.start(spec, runner)
+        self._started_tasks.setdefault(name, set()).add(index)
+
+    def fence_zombies(self, name: str) -> None:
+        """With a fencing executor, make sure no earlier instance of the connector's tasks (one still
+        stopping, a Spark retry) can commit again: claim each task's fence, as Kafka Connect fences zombie
+        tasks before it alters offsets under KIP-618."""
+        if not self.executor.fences_tasks:
+            return
+        tasks = self._started_tasks.get(name, set()) | self.executor.known_tasks(name)
+        for index in sorted(tasks):
+            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
+            fence.claim()
+            fence.close()
 
     def offset_stores_for(self, name: str) -> list[OffsetStore]:
         """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""

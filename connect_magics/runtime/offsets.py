@@ -138,6 +138,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
         entries = _parse_request(body)
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
+        herder.fence_zombies(name)
         if desc.type == "sink":
             return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
         return _alter_source(herder, name, config, desc, _normalized_source_offsets(entries))
@@ -147,6 +148,7 @@ def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
     """``DELETE /connectors/{name}/offsets``: forget every offset of the connector (idempotent)."""
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
+        herder.fence_zombies(name)
         if desc.type == "sink":
             return _reset_sink(herder, name, config, desc)
         return _alter_source(herder, name, config, desc, None)

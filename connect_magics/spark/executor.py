@@ -57,6 +57,9 @@ class SparkExecutor(Executor):
         runner.chain.close()  # built here to check that its plugins load; it runs on an executor
         return SparkTaskHandle(self, spec, runner.METRICS_GROUP)
 
+    def known_tasks(self, connector: str) -> set[int]:
+        return self.control.tasks(connector)
+
     def payload(self, spec: TaskSpec) -> bytes:
         """The pickled :class:`HostedTask`; plugin classes registered in this process travel by value unless
         they come from an installed package."""

@@ -99,6 +99,11 @@ class TaskControlStore:
         with self._lock:
             return self._values.get((METRICS_PREFIX, connector, task))
 
+    def tasks(self, connector: str) -> set[int]:
+        """The tasks of ``connector`` that have a control record."""
+        with self._lock:
+            return {t for (prefix, c, t) in self._values if prefix == CONTROL_PREFIX and c == connector}
+
     def next_generation(self, connector: str, task: int) -> int:
         """One more than the newest generation of the task seen in the topic (1 for a task never started)."""
         current = self.control(connector, task)

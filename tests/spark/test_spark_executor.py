@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -65,13 +67,13 @@ def test_file_pipeline_gives_the_same_output_on_both_executors(make_runtime, boo
     rt.create_connector("src", file_source(src, topic, **{"topic.creation.default.partitions": "1",
                                                           "topic.creation.default.replication.factor": "1"}))
     rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": topic})
-    wait_until(lambda: len(lines(out)) >= 1000, 120, message="1000 lines in the sink's file")
+    wait_until(lambda: len(lines(out)) >= 1000, 240, message="1000 lines in the sink's file")
     assert lines(out) == expected
     worker = rt.connector_status("sink")["tasks"][0]["worker_id"]
     assert (":spark-" in worker) == (executor == "spark")  # the executor's host and Python worker
     # KIP-875: the source's offsets are committed (after the broker acknowledged the records)
     wait_until(lambda: rt.get_offsets("src")["offsets"] == [
-        {"partition": {"filename": str(src)}, "offset": {"position": src.stat().st_size}}], 60,
+        {"partition": {"filename": str(src)}, "offset": {"position": src.stat().st_size}}], 240,
         message="the source's final offset")
 
 
@@ -82,36 +84,36 @@ def test_lifecycle_offsets_and_topics(make_runtime, bootstrap, unique, tmp_path,
     rt = make_runtime()
     rt.create_connector("src", file_source(src, topic))
     rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": topic})
-    wait_until(lambda: len(lines(out)) == 10, 120, message="10 lines")
+    wait_until(lambda: len(lines(out)) == 10, 240, message="10 lines")
     # pause: nothing more arrives; resume: it does
     rt.pause_connector("src")
-    wait_until(lambda: states(rt, "src") == ("PAUSED", ["PAUSED"]), 60, message="PAUSED")
+    wait_until(lambda: states(rt, "src") == ("PAUSED", ["PAUSED"]), 240, message="PAUSED")
     with src.open("a") as f:
         f.write("".join(f"b{i}\n" for i in range(5)))
     rt.resume_connector("src")
-    wait_until(lambda: states(rt, "src") == ("RUNNING", ["RUNNING"]), 60, message="RUNNING")
-    wait_until(lambda: len(lines(out)) == 15, 120, message="15 lines after resume")
+    wait_until(lambda: states(rt, "src") == ("RUNNING", ["RUNNING"]), 240, message="RUNNING")
+    wait_until(lambda: len(lines(out)) == 15, 240, message="15 lines after resume")
     # KIP-558: the topics each connector used
-    wait_until(lambda: rt.connector_topics("sink") == {"sink": {"topics": [topic]}}, 60, message="sink topics")
+    wait_until(lambda: rt.connector_topics("sink") == {"sink": {"topics": [topic]}}, 240, message="sink topics")
     assert rt.connector_topics("src") == {"src": {"topics": [topic]}}
     # restart with tasks: RUNNING again, nothing duplicated
     rt.restart_connector("src", include_tasks=True)
-    wait_until(lambda: states(rt, "src") == ("RUNNING", ["RUNNING"]), 60, message="RUNNING after restart")
+    wait_until(lambda: states(rt, "src") == ("RUNNING", ["RUNNING"]), 240, message="RUNNING after restart")
     # KIP-875: stop, rewind the file source to the start of b0, resume: b0..b4 come again
     wait_until(lambda: rt.get_offsets("src")["offsets"]
-               and rt.get_offsets("src")["offsets"][0]["offset"]["position"] == src.stat().st_size, 60,
+               and rt.get_offsets("src")["offsets"][0]["offset"]["position"] == src.stat().st_size, 240,
                message="the source's offset at the end of the file")
     rt.stop_connector("src")
-    wait_until(lambda: states(rt, "src") == ("STOPPED", []), 60, message="STOPPED")
+    wait_until(lambda: states(rt, "src") == ("STOPPED", []), 240, message="STOPPED")
     rewound = {"offsets": [{"partition": {"filename": str(src)}, "offset": {"position": 30}}]}  # a0..a9 = 30 bytes
     assert rt.alter_offsets("src", rewound) == {"message": "The offsets for this connector have been altered "
                                                            "successfully"}
     rt.resume_connector("src")
-    wait_until(lambda: len(lines(out)) == 20, 120, message="b0..b4 again after the rewind")
+    wait_until(lambda: len(lines(out)) == 20, 240, message="b0..b4 again after the rewind")
     assert lines(out)[15:] == [f"b{i}" for i in range(5)]
     # sink offsets (its consumer group) after a stop, then reset
     rt.stop_connector("sink")
-    wait_until(lambda: states(rt, "sink") == ("STOPPED", []), 60, message="sink STOPPED")
+    wait_until(lambda: states(rt, "sink") == ("STOPPED", []), 240, message="sink STOPPED")
     assert rt.get_offsets("sink")["offsets"] == [
         {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}]
     assert rt.reset_offsets("sink")["message"] == "The offsets for this connector have been reset successfully"
@@ -126,7 +128,7 @@ def test_source_creates_its_topic_kip_158(make_runtime, bootstrap, unique, tmp_p
     rt.create_connector("src", file_source(src, topic, **{"topic.creation.default.partitions": "3",
                                                           "topic.creation.default.replication.factor": "1"}))
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    wait_until(lambda: topic in admin.list_topics(timeout=10).topics, 120, message="the topic created")
+    wait_until(lambda: topic in admin.list_topics(timeout=10).topics, 240, message="the topic created")
     assert len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 3
 
 
@@ -145,13 +147,13 @@ def test_error_handling_sends_bad_records_to_the_dead_letter_queue(make_runtime,
                                  "value.converter": JSON, "value.converter.schemas.enable": "false",
                                  "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
                                  "errors.deadletterqueue.context.headers.enable": "true"})
-    wait_until(lambda: len(lines(out)) == 8, 120, message="8 good records in the file")
-    wait_until(lambda: len(read_records(bootstrap, dlq)) == 2, 60, message="2 records in the dead letter queue")
+    wait_until(lambda: len(lines(out)) == 8, 240, message="8 good records in the file")
+    wait_until(lambda: len(read_records(bootstrap, dlq)) == 2, 240, message="2 records in the dead letter queue")
     group = "task-error-metrics,connector=sink,task=0"
-    wait_until(lambda: rt.metrics().get(group, {}).get("total-records-skipped") == 2, 60,
+    wait_until(lambda: rt.metrics().get(group, {}).get("total-records-skipped") == 2, 240,
                message="the task's error metrics")
     sink_group = "sink-task-metrics,connector=sink,task=0"
-    wait_until(lambda: rt.metrics().get(sink_group, {}).get("sink-record-read-total", 0) >= 10, 60,
+    wait_until(lambda: rt.metrics().get(sink_group, {}).get("sink-record-read-total", 0) >= 10, 240,
                message="the task's sink metrics")
 
 
@@ -165,14 +167,14 @@ def test_a_task_whose_python_worker_is_killed_runs_again_from_its_offsets(bootst
                                     "value.converter.schemas.enable": "false"})
         rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": topic,
                                      "value.converter": JSON, "value.converter.schemas.enable": "false"})
-        wait_until(lambda: len(lines(out)) > 1000, 120, message="records flowing")
+        wait_until(lambda: len(lines(out)) > 1000, 240, message="records flowing")
         handle = rt.herder.task_handle("sink", 0)
         first = handle.generation
-        pid = wait_until(lambda: (handle.published() or {}).get("pid"), 60, message="the sink's Python worker")
+        pid = wait_until(lambda: (handle.published() or {}).get("pid"), 240, message="the sink's Python worker")
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda: handle.generation > first and (handle.published() or {}).get("pid") not in (None, pid),
                    120, message="the sink task running again in a new Python worker")
-        wait_until(lambda: states(rt, "sink") == ("RUNNING", ["RUNNING"]), 60, message="RUNNING again")
+        wait_until(lambda: states(rt, "sink") == ("RUNNING", ["RUNNING"]), 240, message="RUNNING again")
         seqs = wait_until(lambda: (s := {json.loads(line)["seq"] for line in lines(out)}) == set(range(20000))
                           and s, 180, message="every record in the file")
         assert seqs == set(range(20000))  # none lost; the file sink is at least once (the table sink is exact)
@@ -189,8 +191,22 @@ def test_two_tasks_of_a_connector_run_at_once_on_local_2(bootstrap, unique, spar
             tasks = rt.connector_status("gen")["tasks"]
             return [t["state"] for t in tasks] == ["RUNNING", "RUNNING"] and \
                 tasks[0]["worker_id"] != tasks[1]["worker_id"]
-        wait_until(both_running, 120, message="both tasks RUNNING in two Python workers")
+        wait_until(both_running, 240, message="both tasks RUNNING in two Python workers")
         group = "source-task-metrics,connector=gen,task={}"
         before = [rt.metrics()[group.format(i)].get("source-record-poll-total", 0) for i in range(2)]
         wait_until(lambda: all(rt.metrics()[group.format(i)].get("source-record-poll-total", 0) > before[i]
-                               for i in range(2)), 60, message="both tasks producing at the same time")
+                               for i in range(2)), 240, message="both tasks producing at the same time")
+
+
+def test_a_spark_connect_session_runs_connectors_on_the_spark_executor(bootstrap, unique, tmp_path) -> None:
+    src, out, topic = tmp_path / "in.txt", tmp_path / "out.txt", f"connect-{unique}"
+    create_topics(bootstrap, topic)
+    src.write_text("".join(f"row {i}\n" for i in range(200)))
+    host = Path(__file__).with_name("spark_connect_host.py")
+    proc = subprocess.run([sys.executable, str(host), bootstrap, f"g-{unique}", str(src), str(out), topic],
+                          capture_output=True, text=True, timeout=420)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    session_module, worker_id = proc.stdout.split()[:2]
+    assert session_module == "pyspark.sql.connect.session"  # a Spark Connect client, no sparkContext
+    assert ":spark-" in worker_id
+    assert lines(out) == [f"row {i}" for i in range(200)]

@@ -53,6 +53,10 @@ class Executor(ABC):
     def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
         """Run the task ``spec`` describes; ``runner`` was built from it in this process."""
 
+    def known_tasks(self, connector: str) -> set[int]:
+        """Indexes of the connector's tasks this executor knows were started (also by earlier runtimes)."""
+        return set()
+
     def close(self) -> None:
         """Release whatever the executor holds."""
 
@@ -87,6 +91,9 @@ class ThreadExecutor(Executor):
     """Each task on its own daemon thread in the driver: the lowest latency, the default on a laptop."""
 
     name = "threads"
+
+    def __init__(self, fence_tasks: bool = False) -> None:
+        self.fences_tasks = fence_tasks
 
     def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
         thread = threading.Thread(target=runner.run, name=f"task-{spec.task_id}", daemon=True)

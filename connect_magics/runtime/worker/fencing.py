@@ -58,6 +58,11 @@ def is_fenced(error: BaseException) -> bool:
     return False
 
 
+def _fatal(error: BaseException) -> bool:
+    return isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError) \
+        and error.args[0].fatal()
+
+
 class TaskFence:
     """One task instance's right to commit, held by a transactional producer (see the module's docs)."""
 
@@ -88,15 +93,13 @@ class TaskFence:
             yield producer
             producer.flush(self.timeout)
             producer.commit_transaction(self.timeout)
-        except KafkaException as e:
-            if is_fenced(e) or e.args[0].fatal():
+        except BaseException as e:
+            # A fenced producer's error can surface as the commit's, the flush's or a callback's; its
+            # abort then fails with the same fatal error.
+            if is_fenced(e) or _fatal(e) or not self._abort():
                 self._producer = None
                 raise TaskFencedError(f"Task {self.task_id} was fenced: a newer instance of it started "
                                       f"(transactional id {self.transactional_id})") from e
-            self._abort()
-            raise
-        except BaseException:
-            self._abort()
             raise
 
     def commit_consumer_offsets(self, offsets: list, group_metadata: Any) -> None:
@@ -104,13 +107,15 @@ class TaskFence:
         with self.transaction() as producer:
             producer.send_offsets_to_transaction(offsets, group_metadata, self.timeout)
 
-    def _abort(self) -> None:
-        if self._producer is None:
-            return
+    def _abort(self) -> bool:
+        """Abort the open transaction; False if the producer was fenced (or failed fatally)."""
         try:
             self._producer.abort_transaction(self.timeout)
         except KafkaException as e:
+            if is_fenced(e) or _fatal(e):
+                return False
             log.warning("Task %s could not abort its transaction: %s", self.task_id, e)
+        return True
 
     def close(self) -> None:
         if self._producer is not None:
