@@ -71,9 +71,10 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
     def follow(connector: str, task: int, control: dict[str, Any]) -> None:
         if (connector, task) != (tid.connector, tid.task) or not runner:
             return
-        if control["generation"] != spec.generation or control["state"] == "STOPPED":
+        if control["generation"] > spec.generation or (control["generation"] == spec.generation
+                                                       and control["state"] == "STOPPED"):
             runner[0].stop()
-        else:
+        elif control["generation"] == spec.generation:
             runner[0].transition_to(TargetState.PAUSED if control["state"] == "PAUSED" else TargetState.STARTED)
 
     control = TaskControlStore(hosted.control_topic, wc.client_config(), follow)
@@ -86,8 +87,8 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
             if own is not None:
                 stores.append(start_connector_store(own, wc))
         built, _ = build_runner(spec, TaskServices(plugins, wc, status), stores)
+        control.start()  # the history; only what follows is followed
         runner.append(built)
-        control.start()
         current = control.control(tid.connector, tid.task)
         if current is None or current["generation"] != spec.generation or current["state"] == "STOPPED":
             built.chain.close()

@@ -81,9 +81,10 @@ def test_lifecycle_offsets_and_topics(make_runtime, bootstrap, unique, tmp_path,
     src, out, topic = tmp_path / "in.txt", tmp_path / "out.txt", f"life-{unique}"
     create_topics(bootstrap, topic)
     src.write_text("".join(f"a{i}\n" for i in range(10)))
+    sink = f"sink-{unique}"  # its consumer group, connect-{sink}, is new on the session's broker
     rt = make_runtime()
     rt.create_connector("src", file_source(src, topic))
-    rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": topic})
+    rt.create_connector(sink, {"connector.class": "FileStreamSink", "file": str(out), "topics": topic})
     wait_until(lambda: len(lines(out)) == 10, 240, message="10 lines")
     # pause: nothing more arrives; resume: it does
     rt.pause_connector("src")
@@ -94,7 +95,7 @@ def test_lifecycle_offsets_and_topics(make_runtime, bootstrap, unique, tmp_path,
     wait_until(lambda: states(rt, "src") == ("RUNNING", ["RUNNING"]), 240, message="RUNNING")
     wait_until(lambda: len(lines(out)) == 15, 240, message="15 lines after resume")
     # KIP-558: the topics each connector used
-    wait_until(lambda: rt.connector_topics("sink") == {"sink": {"topics": [topic]}}, 240, message="sink topics")
+    wait_until(lambda: rt.connector_topics(sink) == {sink: {"topics": [topic]}}, 240, message="sink topics")
     assert rt.connector_topics("src") == {"src": {"topics": [topic]}}
     # restart with tasks: RUNNING again, nothing duplicated
     rt.restart_connector("src", include_tasks=True)
@@ -112,13 +113,13 @@ def test_lifecycle_offsets_and_topics(make_runtime, bootstrap, unique, tmp_path,
     wait_until(lambda: len(lines(out)) == 20, 240, message="b0..b4 again after the rewind")
     assert lines(out)[15:] == [f"b{i}" for i in range(5)]
     # sink offsets (its consumer group) after a stop, then reset
-    rt.stop_connector("sink")
-    wait_until(lambda: states(rt, "sink") == ("STOPPED", []), 240, message="sink STOPPED")
-    assert rt.get_offsets("sink")["offsets"] == [
+    rt.stop_connector(sink)
+    wait_until(lambda: states(rt, sink) == ("STOPPED", []), 240, message="sink STOPPED")
+    assert rt.get_offsets(sink)["offsets"] == [
         {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}]
-    assert rt.reset_offsets("sink")["message"] == "The offsets for this connector have been reset successfully"
-    rt.delete_connector("sink")
-    assert "sink" not in rt.connectors()
+    assert rt.reset_offsets(sink)["message"] == "The offsets for this connector have been reset successfully"
+    rt.delete_connector(sink)
+    assert sink not in rt.connectors()
 
 
 def test_source_creates_its_topic_kip_158(make_runtime, bootstrap, unique, tmp_path) -> None:
@@ -166,7 +167,7 @@ def test_a_task_whose_python_worker_is_killed_runs_again_from_its_offsets(bootst
                                     "rate": "2000", "value.converter": JSON,
                                     "value.converter.schemas.enable": "false"})
         rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": topic,
-                                     "value.converter": JSON, "value.converter.schemas.enable": "false"})
+                                     "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
         wait_until(lambda: len(lines(out)) > 1000, 240, message="records flowing")
         handle = rt.herder.task_handle("sink", 0)
         first = handle.generation
