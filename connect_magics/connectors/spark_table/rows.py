@@ -105,21 +105,30 @@ class TableRows:
         return pa.Table.from_arrays(arrays, names=names)
 
     def _cast(self, name: str, column: pa.Array, known: pa.DataType) -> pa.Array:
+        """``column`` as the column's type: nested types may gain fields and nulls take any type; values of a
+        narrower type convert (integers into a double column); anything else is refused."""
         try:
-            return column.cast(known)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as first:
-            if not pa.types.is_nested(known):
-                raise DataException(f"Column '{name}' holds {known} values, but this batch has {column.type} "
-                                    f"values that do not convert: {first}") from None
-        try:  # nested types may gain fields
-            widened = pa.unify_schemas([pa.schema([(name, known)]), pa.schema([(name, column.type)])],
-                                       promote_options="permissive").field(name).type
-            cast = column.cast(widened)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise DataException(f"Column '{name}' holds {known} values, but this batch has {column.type} values "
-                                f"that do not convert: {e}") from None
-        self.known[name] = widened
+            target = _unified(name, known, column.type, "default")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            try:
+                target = _unified(name, known, column.type, "permissive")
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                target = None
+            if target != known:
+                raise DataException(f"Column '{name}' holds {known} values; this batch has {column.type} values, "
+                                    "which would change its type") from None
+        try:
+            cast = column.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise DataException(f"Column '{name}' holds {target} values; this batch's {column.type} values do "
+                                f"not convert: {e}") from None
+        self.known[name] = target
         return cast
+
+
+def _unified(name: str, known: pa.DataType, new: pa.DataType, promote: str) -> pa.DataType:
+    schemas = [pa.schema([(name, known)]), pa.schema([(name, new)])]
+    return pa.unify_schemas(schemas, promote_options=promote).field(name).type
 
 
 def _value_columns(values: list[Any]) -> dict[str, pa.Array]:
