@@ -117,8 +117,8 @@ def test_schemaless_json_infers_columns(runtime_factory, bootstrap, unique, tmp_
     rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": "400",
                                 "tasks.max": "2", "value.size": "3", "value.converter": JSON,
                                 "value.converter.schemas.enable": "false"})
-    rt.create_connector("seq-table", sink_config(topic, table, format=table_format,
-                                                 **{"value.converter.schemas.enable": "false"}))
+    rt.create_connector("seq-table", sink_config(topic, table, format=table_format,  # two tasks, one table
+                                                 **{"value.converter.schemas.enable": "false", "tasks.max": "2"}))
     if table_format == "delta":
         rows = delta_rows(table, 800)
         assert {f.name for f in (table / "_delta_log").iterdir()} >= {f"{0:020d}.json"}
@@ -217,6 +217,25 @@ def test_table_offsets_win_over_lagging_consumer_offsets(runtime_factory, bootst
     rows = spark_rows(spark, table, 700)
     assert rt.get_offsets("lag")["offsets"] == []  # the consumer group never committed anything
     assert len(rows) == 700 and len({r["id"] for r in rows}) == 700
+
+
+def test_consumer_offsets_reset_does_not_rewrite_the_table(runtime_factory, bootstrap, unique, tmp_path,
+                                                           spark) -> None:
+    topic, table = f"reset-{unique}", tmp_path / "reset"
+    create_topics(bootstrap, topic, partitions=2)
+    produce_orders(bootstrap, topic, range(200))
+    rt = runtime_factory()
+    rt.create_connector("reset", sink_config(topic, table))
+    spark_rows(spark, table, 200)
+    wait_until(lambda: len(rt.get_offsets("reset")["offsets"]) == 2, 30, message="committed consumer offsets")
+    rt.stop_connector("reset")
+    assert rt.reset_offsets("reset")["message"].startswith(
+        "The Connect framework-managed offsets for this connector have been reset successfully. However, if this "
+        "connector manages offsets externally")
+    rt.resume_connector("reset")
+    produce_orders(bootstrap, topic, range(200, 300))
+    rows = spark_rows(spark, table, 300)
+    assert len(rows) == 300 and len({r["id"] for r in rows}) == 300
 
 
 def test_restart_mid_stream_into_table_name(runtime_factory, bootstrap, unique, tmp_path, spark) -> None:
