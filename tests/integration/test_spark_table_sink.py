@@ -60,6 +60,13 @@ def produce_orders(bootstrap: str, topic: str, ids: range, partitions: int = 2,
     assert producer.flush(30) == 0
 
 
+def orders_topic(bootstrap: str, name: str, tmp_path: Any, orders: int) -> tuple[str, Any]:
+    """A new two-partition topic ``name`` holding ``orders`` orders, and a table path for it."""
+    create_topics(bootstrap, name, partitions=2)
+    produce_orders(bootstrap, name, range(orders))
+    return name, tmp_path / name
+
+
 def sink_config(topic: str, path: Any, **extra: str) -> dict[str, str]:
     return {"connector.class": "SparkTableSink", "topics": topic, "path": str(path), "key.converter": STRING,
             "value.converter": JSON, **extra}
@@ -85,9 +92,7 @@ def delta_rows(path: Any, expected: int) -> list[dict[str, Any]]:
 
 def test_struct_values_into_parquet_exactly_once_read_by_spark(runtime_factory, bootstrap, unique, tmp_path,
                                                                 spark) -> None:
-    topic, table = f"orders-{unique}", tmp_path / "orders"
-    create_topics(bootstrap, topic, partitions=2)
-    produce_orders(bootstrap, topic, range(1000))
+    topic, table = orders_topic(bootstrap, f"orders-{unique}", tmp_path, 1000)
     rt = runtime_factory()
     rt.create_connector("orders", sink_config(topic, table, **{"kafka.coordinates": "true", "key.column": "key",
                                                                   "flush.size": "300"}))
@@ -160,11 +165,6 @@ class FailAfterWriteTask(SparkTableSinkTask):
         return current_offsets
 
 
-class FailAfterWriteSink(SparkTableSinkConnector):
-    def task_class(self) -> type:
-        return FailAfterWriteTask
-
-
 class NeverCommitTask(SparkTableSinkTask):
     """Writes everything, but lets the runtime commit no offset: the consumer group always lags the table."""
 
@@ -173,9 +173,10 @@ class NeverCommitTask(SparkTableSinkTask):
         return {}
 
 
-class NeverCommitSink(SparkTableSinkConnector):
-    def task_class(self) -> type:
-        return NeverCommitTask
+def sink_running(task: type[SparkTableSinkTask]) -> type[SparkTableSinkConnector]:
+    """A SparkTableSink whose tasks are ``task``, named after it (``FailAfterWriteTask`` -> ``FailAfterWriteSink``)."""
+    name = task.__name__.removesuffix("Task") + "Sink"
+    return type(name, (SparkTableSinkConnector,), {"__module__": __name__, "task_class": lambda self: task})
 
 
 def task_state(rt: ConnectRuntime, name: str) -> str:
@@ -185,12 +186,10 @@ def task_state(rt: ConnectRuntime, name: str) -> str:
 @pytest.mark.parametrize("table_format", ["parquet", "delta"])
 def test_task_failing_between_write_and_commit_duplicates_nothing(runtime_factory, bootstrap, unique, tmp_path,
                                                                    spark, table_format) -> None:
-    topic, table = f"crash-{unique}", tmp_path / "crash"
-    create_topics(bootstrap, topic, partitions=2)
-    produce_orders(bootstrap, topic, range(600))
+    topic, table = orders_topic(bootstrap, f"crash-{unique}", tmp_path, 600)
     _fail_once.clear()
     rt = runtime_factory()
-    rt.plugins.register(FailAfterWriteSink)
+    rt.plugins.register(sink_running(FailAfterWriteTask))
     rt.create_connector("crash", sink_config(topic, table, format=table_format,
                                              **{"connector.class": "FailAfterWriteSink"}))
     wait_until(lambda: task_state(rt, "crash") == "FAILED", 60, message="the task failing after its first write")
@@ -203,11 +202,9 @@ def test_task_failing_between_write_and_commit_duplicates_nothing(runtime_factor
 
 def test_table_offsets_win_over_lagging_consumer_offsets(runtime_factory, bootstrap, unique, tmp_path,
                                                          spark) -> None:
-    topic, table = f"lag-{unique}", tmp_path / "lag"
-    create_topics(bootstrap, topic, partitions=2)
-    produce_orders(bootstrap, topic, range(300))
+    topic, table = orders_topic(bootstrap, f"lag-{unique}", tmp_path, 300)
     rt = runtime_factory()
-    rt.plugins.register(NeverCommitSink)
+    rt.plugins.register(sink_running(NeverCommitTask))
     rt.create_connector("lag", sink_config(topic, table, **{"connector.class": "NeverCommitSink"}))
     spark_rows(spark, table, 300)
     for batch in (range(300, 500), range(500, 700)):  # restarted mid-stream, twice
@@ -221,9 +218,7 @@ def test_table_offsets_win_over_lagging_consumer_offsets(runtime_factory, bootst
 
 def test_consumer_offsets_reset_does_not_rewrite_the_table(runtime_factory, bootstrap, unique, tmp_path,
                                                            spark) -> None:
-    topic, table = f"reset-{unique}", tmp_path / "reset"
-    create_topics(bootstrap, topic, partitions=2)
-    produce_orders(bootstrap, topic, range(200))
+    topic, table = orders_topic(bootstrap, f"reset-{unique}", tmp_path, 200)
     rt = runtime_factory()
     rt.create_connector("reset", sink_config(topic, table))
     spark_rows(spark, table, 200)

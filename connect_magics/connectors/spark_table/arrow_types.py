@@ -93,8 +93,7 @@ def arrow_value(schema: Schema) -> Callable[[Any], Any] | None:
     if schema.name == Time.LOGICAL_NAME:
         return lambda value: Time.from_logical(schema, value)
     if schema.type is SchemaType.ARRAY:
-        item = arrow_value(schema.value_schema)  # type: ignore[arg-type]
-        return None if item is None else lambda value: [None if v is None else item(v) for v in value]
+        return _list_of(arrow_value(schema.value_schema))  # type: ignore[arg-type]
     if schema.type is SchemaType.MAP:
         key = arrow_value(schema.key_schema) or _same  # type: ignore[arg-type]
         val = arrow_value(schema.value_schema) or _same  # type: ignore[arg-type]
@@ -114,6 +113,11 @@ def arrow_value(schema: Schema) -> Callable[[Any], Any] | None:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _list_of(item: Callable[[Any], Any] | None) -> Callable[[list[Any]], list[Any]] | None:
+    """A function converting every non-null element of a list with ``item`` (None if ``item`` is None)."""
+    return None if item is None else lambda value: [None if v is None else item(v) for v in value]
 
 
 def plain_value(value: Any) -> Any:
@@ -197,8 +201,7 @@ def connect_value(schema: Schema) -> Callable[[Any], Any] | None:
             return out
         return struct
     if schema.type is SchemaType.ARRAY:
-        item = connect_value(schema.value_schema)  # type: ignore[arg-type]
-        return None if item is None else lambda value: [None if v is None else item(v) for v in value]
+        return _list_of(connect_value(schema.value_schema))  # type: ignore[arg-type]
     if schema.type is SchemaType.MAP:
         key = connect_value(schema.key_schema) or _same  # type: ignore[arg-type]
         val = connect_value(schema.value_schema) or _same  # type: ignore[arg-type]

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import logging
 
-from connect_magics.api.config import ConfigDef, ConfigValue
 from connect_magics.api.connector import SinkConnector, SinkTask, Task
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.connectors.file import _plugin_version
 from connect_magics.connectors.spark_table import settings as s
 from connect_magics.connectors.spark_table.rows import TableRows
+from connect_magics.connectors.spark_table.table_connector import TableConnector
 from connect_magics.connectors.spark_table.table_logs import DeltaLog, ParquetLog, TableLog
 
 __all__ = ["SparkTableSinkConnector", "SparkTableSinkTask"]
@@ -33,11 +33,7 @@ __all__ = ["SparkTableSinkConnector", "SparkTableSinkTask"]
 log = logging.getLogger(__name__)
 
 
-def _parse(props: dict[str, str]) -> dict:
-    return s.parse_checked(s.sink_config_def(), s.sink_problems, props)
-
-
-class SparkTableSinkConnector(SinkConnector):
+class SparkTableSinkConnector(TableConnector, SinkConnector):
     """Writes the records of ``topics`` into the table at ``path`` (or named ``table``), exactly once.
 
     Settings: ``path`` or ``table`` (+ ``warehouse.dir``), ``format`` (parquet, delta),
@@ -54,34 +50,14 @@ class SparkTableSinkConnector(SinkConnector):
     """
 
     ALIASES: tuple[str, ...] = ()
-
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return _plugin_version()
-
-    def config_def(self) -> ConfigDef:
-        return s.sink_config_def()
-
-    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
-        """Kafka's per-key validation, plus the table's location and clashing column names."""
-        return s.add_problems(super().validate(connector_configs), s.sink_problems)
-
-    def start(self, props: dict[str, str]) -> None:
-        parsed = _parse(props)
-        # Resolved here, on the kernel: tasks may run where the working directory differs.
-        self._props = {k: v for k, v in props.items() if k != s.TABLE_CONFIG}
-        self._props[s.PATH_CONFIG] = s.table_dir(parsed)
+    definition = staticmethod(s.sink_config_def)
+    problems = staticmethod(s.sink_problems)
 
     def task_class(self) -> type[Task]:
         return SparkTableSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        """Nothing to do: the connector does no background work."""
 
 
 class SparkTableSinkTask(SinkTask):
@@ -98,7 +74,7 @@ class SparkTableSinkTask(SinkTask):
         return _plugin_version()
 
     def start(self, props: dict[str, str]) -> None:
-        parsed = _parse(props)
+        parsed = SparkTableSinkConnector.parse(props)
         directory = s.table_dir(parsed)
         self.table_log = DeltaLog(directory) if parsed[s.FORMAT_CONFIG] == "delta" else ParquetLog(directory)
         self.rows = TableRows(parsed[s.COORDINATES_CONFIG], parsed[s.KEY_COLUMN_CONFIG],

@@ -34,7 +34,6 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from connect_magics.api.config import ConfigDef, ConfigValue
 from connect_magics.api.connector import SourceConnector, SourceTask, Task
 from connect_magics.api.data import Schema, SchemaBuilder
 from connect_magics.api.errors import ConnectException
@@ -43,6 +42,7 @@ from connect_magics.connectors.file import _is_long, _partition_dict, _plugin_ve
 from connect_magics.connectors.spark_table import settings as s
 from connect_magics.connectors.spark_table.arrow_types import connect_schema, connect_value
 from connect_magics.connectors.spark_table.feeds import DataFile, DeltaFeed, Feed, ParquetFeed
+from connect_magics.connectors.spark_table.table_connector import TableConnector
 
 __all__ = ["SparkTableSourceConnector", "SparkTableSourceTask", "check_offset", "row_schema"]
 
@@ -52,10 +52,6 @@ PATH_FIELD = "path"
 FILE_FIELD = "file"
 ROW_FIELD = "row"
 COLUMN_VALUE_FIELD = "column_value"
-
-
-def _parse(props: dict[str, str]) -> dict[str, Any]:
-    return s.parse_checked(s.source_config_def(), s.source_problems, props)
 
 
 def _feed(parsed: dict[str, Any]) -> Feed:
@@ -116,7 +112,7 @@ def check_offset(parsed: dict[str, Any], partition: dict[str, Any] | None, offse
             raise _offset_error(key, "a non-negative Long value")
 
 
-class SparkTableSourceConnector(SourceConnector):
+class SparkTableSourceConnector(TableConnector, SourceConnector):
     """Reads the table at ``path`` (or named ``table``) into ``topic`` incrementally; one task.
 
     Settings: ``path`` or ``table`` (+ ``warehouse.dir``), ``format`` (parquet, delta), ``topic``,
@@ -131,33 +127,14 @@ class SparkTableSourceConnector(SourceConnector):
     """
 
     ALIASES: tuple[str, ...] = ()
-
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return _plugin_version()
-
-    def config_def(self) -> ConfigDef:
-        return s.source_config_def()
-
-    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
-        """Kafka's per-key validation, plus the table's location and the incrementing column."""
-        return s.add_problems(super().validate(connector_configs), s.source_problems)
-
-    def start(self, props: dict[str, str]) -> None:
-        parsed = _parse(props)
-        self._props = {k: v for k, v in props.items() if k != s.TABLE_CONFIG}
-        self._props[s.PATH_CONFIG] = s.table_dir(parsed)
+    definition = staticmethod(s.source_config_def)
+    problems = staticmethod(s.source_problems)
 
     def task_class(self) -> type[Task]:
         return SparkTableSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self._props)]  # one table, one reader
-
-    def stop(self) -> None:
-        """Nothing to do: the connector does no background work."""
 
     def alter_offsets(self, connector_config: dict[str, str],
                       offsets: dict[Any, dict[str, Any] | None]) -> bool:
@@ -194,7 +171,7 @@ class SparkTableSourceTask(SourceTask):
         return _plugin_version()
 
     def start(self, props: dict[str, str]) -> None:
-        parsed = _parse(props)
+        parsed = SparkTableSourceConnector.parse(props)
         self.topic = parsed[s.TOPIC_CONFIG]
         self.batch_size = parsed[s.BATCH_SIZE_CONFIG]
         self.poll_interval = parsed[s.POLL_INTERVAL_CONFIG] / 1000
