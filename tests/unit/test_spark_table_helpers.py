@@ -17,6 +17,8 @@ from connect_magics.api import (
     DataException,
     Headers,
     SinkRecord,
+    SinkRecords,
+    SinkTaskContext,
     TopicPartition,
 )
 from connect_magics.api.data import (
@@ -31,7 +33,7 @@ from connect_magics.api.data import (
     Time,
     Timestamp,
 )
-from connect_magics.connectors.spark_table import settings
+from connect_magics.connectors.spark_table import SparkTableSinkTask, settings
 from connect_magics.connectors.spark_table.arrow_types import arrow_type, connect_schema, connect_value
 from connect_magics.connectors.spark_table.feeds import DataFile, DeltaFeed, ParquetFeed
 from connect_magics.connectors.spark_table.rows import TableRows
@@ -211,3 +213,30 @@ def test_check_offset_by_mode_and_format() -> None:
     with pytest.raises(ConnectException, match="The value for the 'path' key in the partition is expected"):
         check_offset(delta, {"path": 3}, None)
     check_offset({"mode": "incrementing", "format": "parquet"}, {"path": "/t"}, {"column_value": None})
+
+
+class RecordingContext(SinkTaskContext):
+    """The context a sink task gets, recording the rewinds it asks for (no consumer behind it)."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.rewinds: list[dict[TopicPartition, int]] = []
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self.rewinds.append(dict(offsets))
+
+
+def test_sink_task_rewinds_to_the_table_and_writes_each_offset_once(tmp_path) -> None:
+    tp = TopicPartition("t", 0)
+    ParquetLog(str(tmp_path)).commit({tp: (pa.table({"n": [0, 1, 2]}), 0, 2)})
+    task, context = SparkTableSinkTask(), RecordingContext()
+    task.initialize(context)
+    task.start({"path": str(tmp_path)})
+    task.open([tp, TopicPartition("t", 1)])
+    assert context.rewinds == [{tp: 3}]
+    batch = SinkRecords([record({"n": n}, n) for n in range(6)])
+    task.put(batch)
+    task.put(batch)  # redelivered after a rewind: nothing twice
+    assert task.pre_commit({tp: 6}) == {tp: 6}
+    assert sorted(pq.read_table(tmp_path).column("n").to_pylist()) == list(range(6))
+    assert ParquetLog(str(tmp_path)).durable_offsets([tp]) == {tp: 6}

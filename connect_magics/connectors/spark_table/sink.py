@@ -4,8 +4,8 @@ A task buffers the records of each topic partition and writes them (with pyarrow
 SparkSession, so it runs the same on a kernel thread and in a Spark executor's Python worker) when a
 partition has ``flush.size`` records or when the runtime commits offsets. Each write commits the rows
 together with the offsets they cover (see :mod:`.table_logs`); when partitions are assigned the task
-reads the table's offsets and rewinds the consumer there, and drops any record below them, so a record
-is written once whatever the consumer group's committed offsets say. ``pre_commit`` writes what is
+reads the table's offsets and rewinds the consumer there, and drops any record below them or already
+buffered, so a record is written once whatever the consumer group's committed offsets say. ``pre_commit`` writes what is
 buffered first, so it only reports offsets whose records are in the table.
 
 Example::
@@ -68,7 +68,9 @@ class SparkTableSinkTask(SinkTask):
         self.rows = TableRows()
         self.flush_size = 1
         self.buffers: dict[tuple[str, int], list[SinkRecord]] = {}
-        self.durable: dict[tuple[str, int], int] = {}  # the next offset to write, per partition
+        # Per partition, the offset after the last record in the table or buffered: records below it
+        # (redelivered after a rewind, or consumed from lagging group offsets) are already taken care of.
+        self.expected: dict[tuple[str, int], int] = {}
 
     def version(self) -> str:
         return _plugin_version()
@@ -81,13 +83,13 @@ class SparkTableSinkTask(SinkTask):
                               parsed[s.HEADERS_COLUMN_CONFIG], parsed[s.NULL_VALUES_CONFIG])
         self.flush_size = parsed[s.FLUSH_SIZE_CONFIG]
         self.buffers.clear()
-        self.durable.clear()
+        self.expected.clear()
 
     def open(self, partitions: list[TopicPartition]) -> None:
         """Rewind each partition to the offset after the last one the table holds."""
         found = self.table_log.durable_offsets(partitions)  # type: ignore[union-attr]
         for tp, offset in found.items():
-            self.durable[(tp.topic, tp.partition)] = offset
+            self.expected[(tp.topic, tp.partition)] = offset
         if found:
             log.info("Resuming from the offsets in the table: %s", found)
             self.context.offset(found)
@@ -95,11 +97,12 @@ class SparkTableSinkTask(SinkTask):
     def put(self, records: SinkRecords) -> None:
         if not records:
             return
-        durable, buffers = self.durable, self.buffers
+        expected, buffers = self.expected, self.buffers
         for r in records:
-            key = (r.original_topic, r.original_kafka_partition)
-            if r.original_kafka_offset < durable.get(key, 0):
-                continue  # already in the table
+            key, offset = (r.original_topic, r.original_kafka_partition), r.original_kafka_offset
+            if offset < expected.get(key, 0):
+                continue  # in the table or buffered already
+            expected[key] = offset + 1
             buffer = buffers.get(key)
             if buffer is None:
                 buffer = buffers[key] = []
@@ -126,13 +129,11 @@ class SparkTableSinkTask(SinkTask):
                                                records[-1].original_kafka_offset)
         if batch:
             self.table_log.commit(batch)  # type: ignore[union-attr]
-            for tp, (_, _, last) in batch.items():
-                self.durable[(tp.topic, tp.partition)] = last + 1
 
     def close(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
             self.buffers.pop((tp.topic, tp.partition), None)
-            self.durable.pop((tp.topic, tp.partition), None)
+            self.expected.pop((tp.topic, tp.partition), None)
 
     def stop(self) -> None:
         self.buffers.clear()
