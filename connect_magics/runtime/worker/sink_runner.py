@@ -160,6 +160,7 @@ class SinkTaskRunner(TaskRunner):
         for tp in gone:
             self.assigned.discard(tp)
             self.current.pop(tp, None)
+            self.seeks.pop(tp, None)
             self._positions.pop((tp.topic, tp.partition), None)
         self._position_query = None
         if self.pending is not None:  # their records will be consumed again from the committed offsets
@@ -182,7 +183,14 @@ class SinkTaskRunner(TaskRunner):
         """One round of Kafka's ``WorkerSinkTask.iteration``: rewind, poll, put (even an empty batch, as
         Kafka Connect does), commit when due."""
         for tp, offset in list(self.seeks.items()):
-            self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            try:
+                self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as e:
+                # A partition open() just rewound is fetched only once librdkafka applied the assignment
+                # (seek() answers _STATE until then): seek again after this poll.
+                if e.args[0].code() == KafkaError._STATE and tp in self.assigned:
+                    continue
+                raise
             self.current[tp] = offset
             self._positions.pop((tp.topic, tp.partition), None)  # whatever position follows is news
             del self.seeks[tp]
