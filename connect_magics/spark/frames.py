@@ -25,7 +25,8 @@ def arrow_table(columns: Sequence[Sequence[Any]], schema: Any) -> pa.Table:
     fields = list(schema.fields)
     if len(columns) != len(fields):
         raise ValueError(f"{len(columns)} columns for the {len(fields)} fields of {schema.simpleString()}")
-    arrays = [pa.array(list(values), type=to_arrow_type(f.dataType)) for values, f in zip(columns, fields)]
+    arrays = [pa.array(list(values), type=to_arrow_type(f.dataType, timezone="UTC"))
+              for values, f in zip(columns, fields, strict=True)]
     return pa.Table.from_arrays(arrays, names=[f.name for f in fields])
 
 

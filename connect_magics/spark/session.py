@@ -21,6 +21,11 @@ def active_spark_session() -> Any | None:
     return SparkSession.getActiveSession()
 
 
+def spark_session(spark: Any = None) -> Any:
+    """``spark`` if given, else the session active in this thread, else :func:`local_spark_session`."""
+    return spark or active_spark_session() or local_spark_session()
+
+
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                         warehouse: Path | None = None, packages: Iterable[str] = ()) -> Any:
     """A local SparkSession with 2 cores, ``memory`` of driver heap and warnings-only logging.
