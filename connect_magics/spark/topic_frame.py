@@ -45,6 +45,7 @@ HEADERS_TYPE = T.ArrayType(T.StructType([T.StructField("key", T.StringType()),
                                          T.StructField("value", T.BinaryType())]))
 _READ_GROUP = "connect-magics-read-topic"  # never committed: partitions are assigned, not subscribed
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_SOURCE_NOT_FOUND = ("_LEGACY_ERROR_TEMP_1140", "DATA_SOURCE_NOT_FOUND")  # Spark's errors for a missing "kafka"
 
 
 @dataclass(frozen=True)
@@ -299,7 +300,7 @@ def has_kafka_source(spark: Any) -> bool:
             .option("subscribe", "probe").load().schema.fields
     except Exception as e:
         condition = getattr(e, "getCondition", lambda: None)()
-        if condition == "DATA_SOURCE_NOT_FOUND" or "DATA_SOURCE_NOT_FOUND" in str(e):
+        if condition in _SOURCE_NOT_FOUND or "Failed to find data source: kafka" in str(e):
             return False
         raise
     return bool(fields)
