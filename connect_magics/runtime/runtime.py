@@ -82,9 +82,9 @@ class ConnectRuntime:
             return ThreadExecutor()
         if name == "spark":
             from connect_magics.spark.executor import SparkExecutor
-            from connect_magics.spark.session import active_spark_session, local_spark_session
+            from connect_magics.spark.session import spark_session
 
-            self.spark = self.spark or active_spark_session() or local_spark_session()
+            self.spark = spark_session(self.spark)
             return SparkExecutor(self.spark, self.worker_config, self.plugins, self.admin)
         raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
 

@@ -27,6 +27,7 @@ def test_a_running_session_without_the_package_is_not_reused(spark) -> None:
     assert spark.conf.get("spark.sql.catalog.spark_catalog", None) is None  # nothing changed
 
 
+@pytest.mark.slow
 def test_a_session_whose_package_cannot_be_resolved_names_it() -> None:
     # A fresh process (one JVM per process) whose delta-spark claims a version Maven Central does not have.
     script = ("import connect_magics.spark.packages as p\n"
