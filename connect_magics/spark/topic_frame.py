@@ -200,6 +200,8 @@ def _infer_types(raw: Mapping[str, list[Any]], key_conv: Converter, value_conv: 
 
 
 def _schema(key_type: T.DataType, value_type: T.DataType) -> T.StructType:
+    """The frame's schema, for keys and values of these (merged) types."""
+    key_type, value_type = finish_type(key_type), finish_type(value_type)
     return T.StructType([T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
                          T.StructField("offset", T.LongType()), T.StructField("timestamp", T.TimestampType()),
                          T.StructField("key", key_type), T.StructField("value", value_type),
@@ -228,7 +230,8 @@ class _Decoder:
         types: tuple[T.DataType, T.DataType] = (T.NullType(), T.NullType())
         for batch in batches:
             types = _infer_types(batch.to_pydict(), self.key_conv, self.value_conv, types)
-        yield arrow_table([[_schema(*types).json()]], self.TYPES).to_batches()[0]
+        pair = T.StructType([T.StructField("key", types[0]), T.StructField("value", types[1])])  # not finished:
+        yield arrow_table([[pair.json()]], self.TYPES).to_batches()[0]  # a null here may be a struct elsewhere
 
     def decode(self, batches: Iterable[Any]) -> Iterator[Any]:
         assert self.schema is not None
@@ -320,6 +323,7 @@ def read_topic(spark: Any, client_config: Mapping[str, str], topic: str, key_con
     ranges = topic_ranges(client_config, topic, starting, ending, max_records, timeout)
     spark = spark_session(spark)
     fixed = (_fixed_type(key_converter), _fixed_type(value_converter))
+    types = (fixed[0] or T.NullType(), fixed[1] or T.NullType())  # merged with each record's unless fixed
     source_ok = reader != "consumer" and has_kafka_source(spark)
     if reader == "kafka-source" and not source_ok:
         raise BadRequestError("Invalid value 'kafka-source' for reader: the SparkSession has no Kafka source "
@@ -328,19 +332,13 @@ def read_topic(spark: Any, client_config: Mapping[str, str], topic: str, key_con
     if not source_ok:
         raw = _consume(client_config, topic, ranges, timeout)
         if None in fixed:
-            fixed = _infer_types(raw, key_converter, value_converter, (fixed[0] or T.NullType(),
-                                                                       fixed[1] or T.NullType()))
-        schema = _schema(finish_type(fixed[0]), finish_type(fixed[1]))
+            types = _infer_types(raw, key_converter, value_converter, types)
+        schema = _schema(*types)
         return spark_frame(spark, _columns(raw, key_converter, value_converter, schema), schema)
     source = _kafka_source(spark, client_config, topic, ranges, options or {})
-    if None in fixed:
-        decoder = _Decoder(key_converter, value_converter)
-        found = [T.StructType.fromJson(json.loads(row["types"]))
-                 for row in source.mapInArrow(decoder.types, _Decoder.TYPES).collect()]
-        key_type, value_type = fixed[0] or T.NullType(), fixed[1] or T.NullType()
-        for types in found:
-            key_type = merge_types(key_type, types["key"].dataType)
-            value_type = merge_types(value_type, types["value"].dataType)
-        fixed = (key_type, value_type)
-    schema = _schema(finish_type(fixed[0]), finish_type(fixed[1]))
+    if None in fixed:  # one more pass, on the executors: each partition's types, merged here
+        for row in source.mapInArrow(_Decoder(key_converter, value_converter).types, _Decoder.TYPES).collect():
+            found = T.StructType.fromJson(json.loads(row["types"]))
+            types = (merge_types(types[0], found["key"].dataType), merge_types(types[1], found["value"].dataType))
+    schema = _schema(*types)
     return source.mapInArrow(_Decoder(key_converter, value_converter, schema).decode, schema)

@@ -75,9 +75,9 @@ def test_both_readers_give_the_same_rows(rt: ConnectRuntime, orders: str) -> Non
 def test_schemaless_json_gets_the_types_of_all_its_records(rt: ConnectRuntime, bootstrap: str, unique: str,
                                                            reader: str) -> None:
     topic = f"schemaless-{reader}-{unique}"
-    values = [b'{"id": 1, "tags": ["a"]}', b'{"id": 2.5, "extra": {"n": 1}}', b'{"id": 3, "extra": "text"}', None]
-    make_topic(bootstrap, topic, [(0, None, v) for v in values])
-    df = rt.read_topic(topic, SCHEMALESS, reader=reader).orderBy("offset")
+    values = [b'{"id": 1, "tags": ["a"]}', b'{"id": 2.5, "extra": {"n": 1}}', b'{"id": 3, "extra": "text"}']
+    make_topic(bootstrap, topic, [(0, None, v) for v in values] + [(1, None, None)])  # partition 1: only a null
+    df = rt.read_topic(topic, SCHEMALESS, reader=reader).orderBy("partition", "offset")
     assert df.schema["value"].dataType.simpleString() == "struct<id:double,tags:array<string>,extra:string>"
     assert [r["value"] and tuple(r["value"]) for r in df.collect()] == [
         (1.0, ["a"], None), (2.5, None, '{"n":1}'), (3.0, None, "text"), None]
