@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Dict, Enum, Unicode
 
 from connect_magics.errors import ConnectRestError
-from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body
+from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body, peek_converter
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,8 @@ class ConnectMagics(Magics):
             if not var.isidentifier():
                 raise UsageError(f"-o {var}: not a valid Python variable name")
             self.shell.user_ns[var] = result
+        if args.command == "peek":
+            return result.toPandas()
         return result if isinstance(result, pd.DataFrame) or args.command == "board" else None
 
     def _rt(self) -> Any:
@@ -250,6 +252,9 @@ class ConnectMagics(Magics):
         if args.name is not None:
             rt.connector_status(args.name)  # an unknown connector is an error, not an empty table
         return task_metrics_frame(rt.metrics(), args.name)
+
+    def _cmd_peek(self, args: argparse.Namespace, cell: str | None) -> Any:
+        return self._rt().read_topic(args.topic, peek_converter(args), max_records=args.records)
 
     def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
         from connect_magics.rest import RestServer

@@ -82,9 +82,9 @@ class ConnectRuntime:
             return ThreadExecutor()
         if name == "spark":
             from connect_magics.spark.executor import SparkExecutor
-            from connect_magics.spark.session import active_spark_session, local_spark_session
+            from connect_magics.spark.session import spark_session
 
-            self.spark = self.spark or active_spark_session() or local_spark_session()
+            self.spark = spark_session(self.spark)
             return SparkExecutor(self.spark, self.worker_config, self.plugins, self.admin)
         raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
 
@@ -300,6 +300,27 @@ class ConnectRuntime:
 
         return self.alter_offsets(name, frame_to_request(frame, partition_columns, offset_columns,
                                                          known=lambda: self.get_offsets(name)))
+
+    def read_topic(self, topic: str, converter: Any = None, starting: Any = "earliest", ending: Any = "latest",
+                   max_records: int | None = None, reader: str = "auto", options: Mapping[str, str] | None = None,
+                   spark: Any = None) -> Any:
+        """``topic``'s records as a Spark DataFrame (``topic``, ``partition``, ``offset``, ``timestamp``, ``key``,
+        ``value``, ``headers``), keys and values decoded by ``converter``: None for the worker's converters,
+        a name or :class:`~connect_magics.api.converters.Converter` for both, or a connector-style config
+        (``{"value.converter": ..., "value.converter.schemas.enable": "false"}``). Reads the offsets from
+        ``starting`` to ``ending`` (``"earliest"``, ``"latest"`` or ``{partition: offset}``), at most
+        ``max_records``, with Spark's Kafka source when the session has it, else a consumer (``reader``:
+        ``"auto"``, ``"kafka-source"``, ``"consumer"``). Session: ``spark``, else the runtime's, else the
+        active one, else a local one. See :mod:`connect_magics.spark.topic_frame`.
+
+        >>> rt.read_topic("orders", {"value.converter": "JsonConverter",
+        ...                          "value.converter.schemas.enable": "false"}).select("value.*")  # doctest: +SKIP
+        """
+        from connect_magics.spark.topic_frame import converters, read_topic
+
+        key_converter, value_converter = converters(self.plugins, self.worker_config, converter)
+        return read_topic(spark or self.spark, self.worker_config.client_config("consumer"), topic, key_converter,
+                          value_converter, starting, ending, max_records, reader, options)
 
     # -- topics and metrics (KIP-558, KIP-1278) -----------------------------------------------------
     # Status calls: answered from memory, never waiting on the broker (docs/status-and-topics.md).

@@ -19,18 +19,23 @@ from connect_magics import ConnectRuntime
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
 
 
-def main(bootstrap: str, group: str, source: str, out: str, topic: str) -> int:
+def local_connect_session(confs: dict[str, str] | None = None) -> RemoteSparkSession:
+    """What remote("local[2]") does, on a free loopback port rather than 15002: a local Spark Connect
+    server (the SparkConnectPlugin in a local SparkContext, with ``confs``), and a Spark Connect client
+    session."""
     os.environ["JAVA_HOME"] = find_java(prefer=SPARK_JAVA_VERSIONS).home
-    # What remote("local[2]") does, on a free loopback port rather than 15002: a local Spark Connect
-    # server (the SparkConnectPlugin in a local SparkContext), and a Spark Connect client session.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     (SparkSession.builder.master("local[2]").config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
      .config("spark.connect.grpc.binding.address", "127.0.0.1").config("spark.connect.grpc.binding.port", str(port))
      .config("spark.driver.memory", "1g").config("spark.ui.enabled", "false")
-     .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    spark = RemoteSparkSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+     .config("spark.ui.showConsoleProgress", "false").config(map=confs or {}).getOrCreate())
+    return RemoteSparkSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+
+
+def main(bootstrap: str, group: str, source: str, out: str, topic: str) -> int:
+    spark = local_connect_session()
     print(type(spark).__module__, flush=True)
     expected = Path(source).read_text().splitlines()
     with ConnectRuntime(bootstrap, group, {"offset.flush.interval.ms": "200"}, spark=spark,
