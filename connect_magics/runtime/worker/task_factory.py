@@ -63,15 +63,15 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
                  fallback_task_class: type | None = None) -> tuple[TaskRunner, TaskPlugins]:
     """The runner of ``spec`` and the plugins it was built with; raises what loading them raised.
 
-    ``offset_stores`` (sources only) are the worker's store, then the connector's own if it has one.
+    ``offset_stores`` (sources only) are the worker's store, then the connector's own if it has one;
+    ``fallback_task_class`` is the task class when ``task.class`` cannot be loaded by name (a class defined
+    in a notebook), by default what a new instance of the connector names.
     """
     config, wc = spec.connector_config, services.worker_config
     desc = connector_desc(services, config)
     # KIP-891: the task class comes from the installation of the connector version selected now.
-    task_cls = services.plugins.load_class(desc, spec.task_config.get("task.class", "")) or fallback_task_class
-    if task_cls is None:
-        raise ValueError(f"Task class {spec.task_config.get('task.class')} of connector "
-                         f"{spec.task_id.connector} could not be loaded")
+    task_cls = services.plugins.load_class(desc, spec.task_config.get("task.class", "")) \
+        or fallback_task_class or desc.cls().task_class()
     task = task_cls()
     version = _version(task)
     converters = {key: resolve_converter(services.plugins, config, wc, key, is_key, desc)
