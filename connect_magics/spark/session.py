@@ -27,8 +27,11 @@ def spark_session(spark: Any = None) -> Any:
 
 
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
-                        warehouse: Path | None = None, packages: Iterable[str] = ()) -> Any:
-    """A local SparkSession with 2 cores, ``memory`` of driver heap and warnings-only logging.
+                        warehouse: Path | None = None, packages: Iterable[str] = (), master: str = "local[2]") -> Any:
+    """A local SparkSession (``master``, by default 2 cores), ``memory`` of driver heap and warnings-only logging.
+
+    With ``executor="spark"`` every running task holds one of the session's task slots: give it more
+    slots than tasks (``master="local[4]"``) to leave room for queries.
 
     ``packages`` names Maven packages to load (``"kafka"``, ``"delta"``), in the versions that fit the
     installed pyspark; the first session resolves them from Maven Central into Ivy's cache. A package
@@ -48,7 +51,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                            f"{java.executable}. Install a JDK 17 or 21 and set JAVA_HOME.")
     os.environ["JAVA_HOME"] = java.home
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (SparkSession.builder.master("local[2]").appName(app_name)
+    builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.driver.memory", memory)
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.driver.bindAddress", "127.0.0.1")

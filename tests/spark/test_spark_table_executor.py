@@ -67,13 +67,15 @@ def test_sequence_json_into_a_table_gives_the_same_rows_on_both_executors(make_r
     topic, table = f"seq-{unique}", tmp_path / "table"
     create_topics(bootstrap, topic, partitions=2)
     rt = make_runtime(executor)
-    rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": str(RECORDS // 2),
-                                "tasks.max": "2", **JSON_PLAIN})
+    # one source and one sink task: local[2] has a core for each (a task holds its core while it runs)
+    rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": str(RECORDS),
+                                **JSON_PLAIN})
     rt.create_connector("table", {"connector.class": "SparkTableSink", "topics": topic, "path": str(table),
                                   **JSON_PLAIN})
     wait_until(lambda: rows(table) >= RECORDS, 240, message=f"{RECORDS} rows in the table")
+    rt.stop_connector("gen")  # frees its core (local[2]) for Spark's own read of the table
     got = sorted((r["task"], r["seq"], r["payload"]) for r in spark.read.parquet(str(table)).collect())
-    assert got == sorted((t, s, "") for t in range(2) for s in range(RECORDS // 2))  # the same on both
+    assert got == [(0, s, "") for s in range(RECORDS)]  # the same rows on both executors
 
 
 class RaiseOnceTask(SparkTableSinkTask):
@@ -121,6 +123,7 @@ def test_killed_python_worker_and_a_task_raising_once_leave_every_record_once(bo
         assert "raised once between the table write" in rt.task_status("table", 0)["trace"]
         rt.restart_task("table", 0)
         wait_until(lambda: rows(table) >= total, 300, message=f"{total} rows")
+        rt.stop_connector("gen")  # frees its core (local[2]) for Spark's own read of the table
         got = [(r["task"], r["seq"]) for r in spark.read.parquet(str(table)).select("task", "seq").collect()]
         assert len(got) == total and set(got) == {(0, s) for s in range(total)}  # every record exactly once
         ends = end_offsets(bootstrap, topic, 2)
