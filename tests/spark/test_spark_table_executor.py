@@ -127,4 +127,5 @@ def test_killed_python_worker_and_a_task_raising_once_leave_every_record_once(bo
         got = [(r["task"], r["seq"]) for r in spark.read.parquet(str(table)).select("task", "seq").collect()]
         assert len(got) == total and set(got) == {(0, s) for s in range(total)}  # every record exactly once
         ends = end_offsets(bootstrap, topic, 2)
-        wait_until(lambda: committed(rt, "table") == ends, 120, message="the sink's offsets at the topic's end")
+        wait_until(lambda: committed(rt, "table") == ends, 240,
+                   message=lambda: f"the sink's offsets at the topic's end {ends} (committed: {committed(rt, 'table')})")
