@@ -272,24 +272,3 @@ def test_bad_configs_are_rejected_naming_the_field(runtime_factory, unique, tmp_
     assert e.value.status == 400 and fragment in e.value.message
     assert "bad" not in rt.connectors()
 
-
-# -- on both executors -----------------------------------------------------------------------------------------------
-
-@pytest.mark.slow
-@pytest.mark.parametrize("executor", ["threads", "spark"])
-def test_same_table_from_tasks_on_threads_and_on_spark_executors(bootstrap, unique, tmp_path, spark,
-                                                                 executor) -> None:
-    topic, table = f"ex-{unique}", tmp_path / "ex"
-    create_topics(bootstrap, topic, partitions=2)
-    rt = ConnectRuntime(bootstrap, f"g-{unique}", dict(FAST), spark=spark, executor=executor)
-    try:
-        # one task each: every task is a Spark job holding one of local[2]'s two cores
-        rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": "1000",
-                                    "value.converter": JSON})
-        rt.create_connector("ex", sink_config(topic, table, **{"kafka.coordinates": "true"}))
-        wait_until(lambda: parquet_count(table) >= 1000, 120, interval=0.2, message=f"1000 rows in {table}")
-    finally:
-        rt.close()  # the tasks' jobs hold local[2]'s cores: Spark reads the table once they ended
-    rows = spark.read.parquet(str(table)).collect()
-    assert sorted(r["seq"] for r in rows) == list(range(1000))
-    assert {r["kafka_partition"] for r in rows} == {0, 1}
