@@ -271,3 +271,4 @@ def test_bad_configs_are_rejected_naming_the_field(runtime_factory, unique, tmp_
         rt.create_connector("bad", config)
     assert e.value.status == 400 and fragment in e.value.message
     assert "bad" not in rt.connectors()
+

@@ -172,3 +172,20 @@ def test_delta_table_by_files_and_ties_of_incrementing_column(runtime_factory, b
     stopped(rt, "dfiles")
     (offset,) = rt.get_offsets("dfiles")["offsets"]
     assert offset["offset"]["version"] == 2 and offset["offset"]["row"] == 40
+
+
+@pytest.mark.parametrize(("change", "fragment"), [
+    ({"mode": "incrementing"}, "Invalid value  for configuration incrementing.column: mode=incrementing needs"),
+    ({"mode": "latest"}, "Invalid value latest for configuration mode: String must be one of: files, incrementing"),
+    ({"topic": ""}, "Invalid value  for configuration topic: String must be non-empty"),
+    ({"path": None}, "Invalid value null for configuration path: Set 'path' (a directory) or 'table'"),
+    ({"batch.size": "0"}, "Invalid value 0 for configuration batch.size: Value must be at least 1"),
+])
+def test_bad_configs_are_rejected_naming_the_field(runtime_factory, tmp_path, change, fragment) -> None:
+    rt = runtime_factory()
+    config = {k: v for k, v in {"connector.class": "SparkTableSource", "path": str(tmp_path), "topic": "t",
+                                **change}.items() if v is not None}
+    with pytest.raises(ConnectRestError) as e:
+        rt.create_connector("bad", config)
+    assert e.value.status == 400 and fragment in e.value.message
+    assert "bad" not in rt.connectors()

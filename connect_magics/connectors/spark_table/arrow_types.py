@@ -126,16 +126,22 @@ def plain_value(value: Any) -> Any:
     >>> plain_value({"price": decimal.Decimal("1.5"), "tags": [decimal.Decimal("2")]})
     {'price': 1.5, 'tags': [2.0]}
     """
-    if isinstance(value, decimal.Decimal):
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is decimal.Decimal:
         return float(value)
     if isinstance(value, Mapping):
-        return {k: plain_value(v) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else plain_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain_value(v) for v in value]
+        return [v if type(v) in _PLAIN else plain_value(v) for v in value]
     if isinstance(value, Struct):
-        convert = arrow_value(value.schema)
-        return convert(value)  # type: ignore[misc]
+        return arrow_value(value.schema)(value)  # type: ignore[misc]
     return value
+
+
+_PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
+"""Types Arrow takes as they are (checked by exact type: the hot path of schemaless values)."""
 
 
 # -------------------------------------------------------------------------------------------- Arrow -> Connect

@@ -23,7 +23,7 @@ import logging
 from connect_magics.api.connector import SinkConnector, SinkTask, Task
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.connectors.file import _plugin_version
-from connect_magics.connectors.spark_table import settings as s
+from connect_magics.connectors.spark_table import settings
 from connect_magics.connectors.spark_table.rows import TableRows
 from connect_magics.connectors.spark_table.table_connector import TableConnector
 from connect_magics.connectors.spark_table.table_logs import DeltaLog, ParquetLog, TableLog
@@ -50,8 +50,8 @@ class SparkTableSinkConnector(TableConnector, SinkConnector):
     """
 
     ALIASES: tuple[str, ...] = ()
-    definition = staticmethod(s.sink_config_def)
-    problems = staticmethod(s.sink_problems)
+    definition = staticmethod(settings.sink_config_def)
+    problems = staticmethod(settings.sink_problems)
 
     def task_class(self) -> type[Task]:
         return SparkTableSinkTask
@@ -77,11 +77,11 @@ class SparkTableSinkTask(SinkTask):
 
     def start(self, props: dict[str, str]) -> None:
         parsed = SparkTableSinkConnector.parse(props)
-        directory = s.table_dir(parsed)
-        self.table_log = DeltaLog(directory) if parsed[s.FORMAT_CONFIG] == "delta" else ParquetLog(directory)
-        self.rows = TableRows(parsed[s.COORDINATES_CONFIG], parsed[s.KEY_COLUMN_CONFIG],
-                              parsed[s.HEADERS_COLUMN_CONFIG], parsed[s.NULL_VALUES_CONFIG])
-        self.flush_size = parsed[s.FLUSH_SIZE_CONFIG]
+        directory = settings.table_dir(parsed)
+        self.table_log = DeltaLog(directory) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetLog(directory)
+        self.rows = TableRows(parsed[settings.COORDINATES_CONFIG], parsed[settings.KEY_COLUMN_CONFIG],
+                              parsed[settings.HEADERS_COLUMN_CONFIG], parsed[settings.NULL_VALUES_CONFIG])
+        self.flush_size = parsed[settings.FLUSH_SIZE_CONFIG]
         self.buffers.clear()
         self.expected.clear()
 

@@ -39,7 +39,7 @@ from connect_magics.api.data import Schema, SchemaBuilder
 from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import SourceRecord
 from connect_magics.connectors.file import _is_long, _partition_dict, _plugin_version
-from connect_magics.connectors.spark_table import settings as s
+from connect_magics.connectors.spark_table import settings
 from connect_magics.connectors.spark_table.arrow_types import connect_schema, connect_value
 from connect_magics.connectors.spark_table.feeds import DataFile, DeltaFeed, Feed, ParquetFeed
 from connect_magics.connectors.spark_table.table_connector import TableConnector
@@ -55,8 +55,8 @@ COLUMN_VALUE_FIELD = "column_value"
 
 
 def _feed(parsed: dict[str, Any]) -> Feed:
-    directory = s.table_dir(parsed)
-    return DeltaFeed(directory) if parsed[s.FORMAT_CONFIG] == "delta" else ParquetFeed(directory)
+    directory = settings.table_dir(parsed)
+    return DeltaFeed(directory) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetFeed(directory)
 
 
 def row_schema(schema: pa.Schema) -> Schema:
@@ -93,14 +93,14 @@ def check_offset(parsed: dict[str, Any], partition: dict[str, Any] | None, offse
         raise ConnectException(f"The value for the '{PATH_FIELD}' key in the partition is expected to be a String")
     if offset is None:
         return
-    if parsed[s.MODE_CONFIG] == "incrementing":
+    if parsed[settings.MODE_CONFIG] == "incrementing":
         if COLUMN_VALUE_FIELD not in offset:
             raise ConnectException(f"Offset objects should either be null or contain the key '{COLUMN_VALUE_FIELD}'")
         value = offset[COLUMN_VALUE_FIELD]
         if value is not None and not (_is_long(value) or isinstance(value, str)):
             raise _offset_error(COLUMN_VALUE_FIELD, "a Long or String value of the incrementing column, or null")
         return
-    order = (DeltaFeed if parsed[s.FORMAT_CONFIG] == "delta" else ParquetFeed).ORDER_FIELD
+    order = (DeltaFeed if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetFeed).ORDER_FIELD
     for key in (FILE_FIELD, order, ROW_FIELD):
         if key not in offset:
             raise ConnectException(f"Offset objects should either be null or contain the keys '{FILE_FIELD}', "
@@ -127,8 +127,8 @@ class SparkTableSourceConnector(TableConnector, SourceConnector):
     """
 
     ALIASES: tuple[str, ...] = ()
-    definition = staticmethod(s.source_config_def)
-    problems = staticmethod(s.source_problems)
+    definition = staticmethod(settings.source_config_def)
+    problems = staticmethod(settings.source_problems)
 
     def task_class(self) -> type[Task]:
         return SparkTableSourceTask
@@ -139,7 +139,7 @@ class SparkTableSourceConnector(TableConnector, SourceConnector):
     def alter_offsets(self, connector_config: dict[str, str],
                       offsets: dict[Any, dict[str, Any] | None]) -> bool:
         """KIP-875: tombstones for anything; else ``{"path": ...}`` with the offset fields of the mode."""
-        parsed = s.source_config_def().parse(connector_config)
+        parsed = settings.source_config_def().parse(connector_config)
         for frozen, offset in offsets.items():
             check_offset(parsed, _partition_dict(frozen), offset)
         return True
@@ -172,12 +172,13 @@ class SparkTableSourceTask(SourceTask):
 
     def start(self, props: dict[str, str]) -> None:
         parsed = SparkTableSourceConnector.parse(props)
-        self.topic = parsed[s.TOPIC_CONFIG]
-        self.batch_size = parsed[s.BATCH_SIZE_CONFIG]
-        self.poll_interval = parsed[s.POLL_INTERVAL_CONFIG] / 1000
+        self.topic = parsed[settings.TOPIC_CONFIG]
+        self.batch_size = parsed[settings.BATCH_SIZE_CONFIG]
+        self.poll_interval = parsed[settings.POLL_INTERVAL_CONFIG] / 1000
         self.feed = _feed(parsed)
         self.partition = {PATH_FIELD: self.feed.directory}
-        self.column = parsed[s.INCREMENTING_COLUMN_CONFIG] if parsed[s.MODE_CONFIG] == "incrementing" else ""
+        incrementing = parsed[settings.MODE_CONFIG] == "incrementing"
+        self.column = parsed[settings.INCREMENTING_COLUMN_CONFIG] if incrementing else ""
         self._stopping.clear()
         offset = self.context.offset_storage_reader().offset(self.partition)
         try:
