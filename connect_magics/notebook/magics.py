@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import ipywidgets as W
 import pandas as pd
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -24,10 +25,16 @@ from traitlets import Dict, Unicode
 
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body
+from connect_magics.notebook.tables import (
+    empty_offsets_reason,
+    offsets_frame,
+    status_frame,
+    task_metrics_frame,
+    tasks_summary,
+)
 
 log = logging.getLogger(__name__)
 
-STATUS_COLUMNS = ["id", "state", "worker_id", "version", "trace"]
 LIST_COLUMNS = ["connector", "type", "state", "tasks"]
 EXPLAIN_COLUMNS = ["topic", "group", "action", "partitions", "replication_factor", "configs", "reason"]
 
@@ -39,47 +46,6 @@ class ConnectMagicError(UsageError):
         super().__init__(f"{error.message} (HTTP {error.status})")
         self.status = error.status
         self.message = error.message
-
-
-def status_frame(status: dict[str, Any]) -> pd.DataFrame:
-    """One row for the connector (``id`` ``"connector"``) and one per task, from a status JSON."""
-    rows = [{"id": "connector", **status.get("connector", {})}]
-    rows += [{**t, "id": str(t.get("id"))} for t in status.get("tasks", [])]
-    frame = pd.DataFrame(rows)
-    extra = [c for c in frame.columns if c not in STATUS_COLUMNS]
-    return frame.reindex(columns=[c for c in STATUS_COLUMNS if c in frame.columns] + extra).fillna("")
-
-
-TASK_GROUPS = {"source-task-metrics": "source", "sink-task-metrics": "sink"}
-
-
-def task_metrics_frame(metrics: dict[str, dict[str, Any]], connector: str | None = None) -> pd.DataFrame:
-    """One row per task (``connector``, ``task``, ``type``, then its metrics) from ``rt.metrics()``'s
-    ``source-task-metrics`` and ``sink-task-metrics`` groups; only ``connector``'s tasks if given."""
-    rows = []
-    for group, values in metrics.items():
-        kind, *tags = group.split(",")
-        if kind in TASK_GROUPS:
-            tag = dict(t.split("=", 1) for t in tags)
-            if connector is None or tag.get("connector") == connector:
-                rows.append({"connector": tag.get("connector"), "task": int(tag.get("task", -1)),
-                             "type": TASK_GROUPS[kind], **values})
-    frame = pd.DataFrame(rows, columns=None if rows else ["connector", "task", "type"])
-    return frame.sort_values(["connector", "task"], ignore_index=True) if rows else frame
-
-
-def tasks_summary(status: dict[str, Any]) -> str:
-    """``"0:RUNNING, 1:FAILED"`` for a status JSON's tasks."""
-    return ", ".join(f"{t.get('id')}:{t.get('state')}" for t in status.get("tasks", []))
-
-
-def offsets_frame(rt: Any, name: str) -> pd.DataFrame:
-    """The runtime's offsets DataFrame helper when it has one, else a flat frame from the JSON."""
-    helper = getattr(rt, "offsets_frame", None)
-    if callable(helper):
-        return helper(name)
-    entries = rt.get_offsets(name)["offsets"]
-    return pd.json_normalize([{"partition": e["partition"], "offset": e["offset"]} for e in entries])
 
 
 @magics_class
@@ -120,7 +86,7 @@ class ConnectMagics(Magics):
             if not var.isidentifier():
                 raise UsageError(f"-o {var}: not a valid Python variable name")
             self.shell.user_ns[var] = result
-        return result if isinstance(result, pd.DataFrame) or args.command == "board" else None
+        return result if isinstance(result, (pd.DataFrame, W.Widget)) else None
 
     def _rt(self) -> Any:
         if self.runtime is None:
@@ -222,8 +188,16 @@ class ConnectMagics(Magics):
                   f"(connector {plan['connector']['state']}).")
         return plan
 
-    def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
-        return offsets_frame(self._rt(), args.name)
+    def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> Any:
+        rt = self._rt()
+        if args.edit:
+            from connect_magics.notebook.offsets_editor import OffsetsEditor
+
+            return OffsetsEditor(rt, args.name)
+        frame = offsets_frame(rt, args.name)
+        if frame.empty:
+            print(empty_offsets_reason(rt, args.name))
+        return frame
 
     def _cmd_alter_offsets(self, args: argparse.Namespace, cell: str | None) -> None:
         if args.frame not in self.shell.user_ns:

@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = add("restart", "restart a connector (and optionally its tasks)", named=True)
     r.add_argument("--include-tasks", action="store_true", help="restart the tasks too")
     r.add_argument("--only-failed", action="store_true", help="restart only failed instances")
-    add("offsets", "a connector's offsets (a DataFrame)", named=True, output=True)
+    o = add("offsets", "a connector's offsets (a DataFrame; --edit: an OffsetsEditor widget)", named=True,
+            output=True)
+    o.add_argument("--edit", action="store_true", help="edit them in a widget with Apply and Reset buttons")
     a = add("alter-offsets", "alter a stopped connector's offsets to the rows of a DataFrame variable",
             named=True)
     a.add_argument("frame", metavar="VAR", help="a pandas or Spark DataFrame (as %%connect offsets gives)")

@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as W
 
 from connect_magics.errors import ConnectRestError
-from connect_magics.notebook.magics import tasks_summary
+from connect_magics.notebook.tables import tasks_summary
 
 __all__ = ["StatusBoard"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from connect_magics.notebook.magics import ConnectMagics, status_frame, task_metrics_frame
+from connect_magics.notebook.magics import ConnectMagics
+from connect_magics.notebook.tables import status_frame, task_metrics_frame
 from connect_magics.notebook.parsing import (
     HelpShown,
     parse_command,
