@@ -253,6 +253,23 @@ class ConnectMagics(Magics):
 
         return StatusBoard(self._rt())
 
+    def _cmd_dashboard(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.dashboard import LiveDashboard
+
+        if args.interval <= 0:
+            raise UsageError(f"--interval {args.interval:g}: must be more than 0 seconds")
+        return LiveDashboard(self._rt(), interval=args.interval)
+
+    def _cmd_topic_explorer(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.topic_explorer import TopicCreationExplorer
+
+        return TopicCreationExplorer(self._rt(), args.name, args.topics)
+
+    def _cmd_versions(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.version_picker import PluginVersionPicker
+
+        return PluginVersionPicker(self._rt(), args.name)
+
     def _cmd_create(self, args: argparse.Namespace, cell: str | None) -> dict:
         config = parse_config_body(cell or "", args.name)
         info = self._rt().create_connector(args.name, config, args.initial_state)

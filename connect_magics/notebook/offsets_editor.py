@@ -19,13 +19,13 @@ to the message line, never to stdout. ``repr(editor)`` is a plain-text view of t
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape as _html_escape
 from typing import Any
 
 import ipywidgets as W
 import pandas as pd
 
 from connect_magics.errors import ConnectRestError
+from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.offset_cells import cell_text, column_kinds, parse_cell
 from connect_magics.notebook.tables import empty_offsets_reason
 from connect_magics.spark.offsets_frame import META_KEY, frame_to_request
@@ -33,12 +33,6 @@ from connect_magics.spark.offsets_frame import META_KEY, frame_to_request
 __all__ = ["OffsetsEditor", "stopped_for"]
 
 EDITED_BORDER = "2px solid #f9a825"
-_ERROR = "<span style='color:#c62828'>{}</span>"
-
-
-def escape(text: str) -> str:
-    """HTML-escape text shown in an element (quotes stay as typed, so messages read as the runtime wrote them)."""
-    return _html_escape(text, quote=False)
 
 
 def stopped_for(rt: Any, name: str, action: Callable[[], dict[str, str]]) -> tuple[dict[str, str], str]:
@@ -240,7 +234,7 @@ class OffsetsEditor(W.VBox):
         try:
             self.add_row({c: box.value for c, box in self.new_row.items()})
         except ValueError as e:
-            self.message.value = _ERROR.format(escape(str(e)))
+            self.message.value = error_html(escape(str(e)))
             return
         for box in self.new_row.values():
             box.value = ""
@@ -325,7 +319,7 @@ class OffsetsEditor(W.VBox):
             return False
         _, problems = self.validate()
         if problems:
-            self.message.value = _ERROR.format("Not applied, nothing was changed:<br>" +
+            self.message.value = error_html("Not applied, nothing was changed:<br>" +
                                                "<br>".join(escape(p) for p in problems))
             return False
         return self._ask_or_run("alter")
@@ -371,7 +365,7 @@ class OffsetsEditor(W.VBox):
             self.answer, note = stopped_for(self.rt, self.name, call)
         except ConnectRestError as e:
             self.answer = None
-            self.message.value = _ERROR.format(escape(f"{e.message} (HTTP {e.status})"))
+            self.message.value = error_html(escape(f"{e.message} (HTTP {e.status})"))
             return
         self.reload()
         self.message.value = escape(self.answer["message"]) + (f"<br><i>{escape(note)}</i>" if note else "")

@@ -22,8 +22,8 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
            "parse_properties"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
-                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "rest",
-                 "close")
+                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "dashboard",
+                 "topic-explorer", "versions", "rest", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -90,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl = add("plugins", "installed connector plugins (a DataFrame)", output=True)
     pl.add_argument("--all", action="store_true", help="also list transformations, predicates and converters")
     add("board", "a StatusBoard widget: states with refresh and pause/resume/stop buttons", output=True)
+    d = add("dashboard", "a LiveDashboard widget: states, versions, topics, lag and throughput plots, refreshed "
+            "in the background", output=True)
+    d.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes (default 2)")
+    te = add("topic-explorer", "a TopicCreationExplorer widget: try topic.creation.* settings on topic names",
+             named=True, output=True)
+    te.add_argument("topics", metavar="TOPIC", nargs="*", help="candidate topic names")
+    add("versions", "a PluginVersionPicker widget: choose the connector's plugin versions with a Maven range",
+        named=True, output=True)
     add("close", "stop the runtime (and the embedded broker, if it started one)")
     c = add("create", "%%%%connect create NAME: create a connector from the cell's config", named=True)
     c.add_argument("--initial-state", metavar="STATE", choices=("RUNNING", "PAUSED", "STOPPED"),

@@ -8,13 +8,18 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
+import versioned_plugins as vp
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from connect_magics import ConnectRuntime
+from connect_magics import ConnectRestError, ConnectRuntime
+from connect_magics.notebook.dashboard import LiveDashboard
 from connect_magics.notebook.offsets_editor import OffsetsEditor
+from connect_magics.notebook.topic_explorer import TopicCreationExplorer
+from connect_magics.notebook.version_picker import PluginVersionPicker
 from connect_magics.storage.group_offsets import list_group_offsets
 
 JSON = {"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
@@ -234,6 +239,163 @@ def test_offsets_magic_edit_and_empty_reason(rt: ConnectRuntime, bootstrap: str,
         assert f"No offsets committed for {name}: it is STOPPED" in capsys.readouterr().out
         editor = ip.run_line_magic("connect", f"offsets {name} --edit -o ed")
         assert isinstance(editor, OffsetsEditor) and ip.user_ns["ed"] is editor
+        explorer = ip.run_line_magic("connect", f"topic-explorer {name} a b")
+        assert isinstance(explorer, TopicCreationExplorer) and explorer.topic_names() == ["a", "b"]
+        picker = ip.run_line_magic("connect", f"versions {name}")
+        assert isinstance(picker, PluginVersionPicker) and picker.chosen == picker.versions[-1]
+        dash = ip.run_line_magic("connect", "dashboard --interval 0.05")
+        try:
+            assert isinstance(dash, LiveDashboard) and dash.running and name in dash.views
+        finally:
+            dash.close()
+        with pytest.raises(UsageError, match="--interval 0: must be more than 0 seconds"):
+            ip.run_line_magic("connect", "dashboard --interval 0")
     finally:
         magics.runtime = None  # the module's runtime is closed by its fixture, not by unload_ext
         ip.run_line_magic("unload_ext", "connect_magics")
+
+
+# -- topic creation explorer -------------------------------------------------------------------------------
+
+
+def test_explorer_answers_are_the_explain_api_and_apply_creates_the_topic_so(rt: ConnectRuntime, bootstrap: str,
+                                                                           unique: str) -> None:
+    name = f"ex-{unique}"
+    topic = f"orders-{unique}"
+    rt.create_connector(name, {"connector.class": "SequenceSource", "topic": topic, "records": "5", **JSON,
+                               "topic.creation.default.partitions": "1",
+                               "topic.creation.default.replication.factor": "1"}, initial_state="STOPPED")
+    explorer = TopicCreationExplorer(rt, name, topics=[topic, f"audit-{unique}"])
+    assert explorer.settings.value == ("topic.creation.default.partitions=1\n"
+                                       "topic.creation.default.replication.factor=1")
+    assert explorer.answer == rt.explain_topic_creation(rt.connector_config(name), [topic, f"audit-{unique}"],
+                                                        include_existing=False)
+    explorer.settings.value = ("topic.creation.groups=orders\n"
+                               "topic.creation.orders.include=orders-.*\n"
+                               "topic.creation.orders.partitions=4\n"
+                               "topic.creation.default.partitions=1\n"
+                               "topic.creation.default.replication.factor=1")
+    expected = rt.explain_topic_creation({**rt.connector_config(name), **explorer.config()},
+                                         [topic, f"audit-{unique}"], include_existing=False)
+    assert explorer.answer == expected
+    assert [(t["topic"], t["group"], t["partitions"]) for t in explorer.answer["topics"]] == [
+        (topic, "orders", 4), (f"audit-{unique}", "default", 1)]
+    assert "include pattern 'orders-.*' matches" in explorer.table.value
+    assert f"{topic}: create, group orders, partitions 4" in repr(explorer)
+    explorer.apply_button.click()
+    assert rt.connector_config(name)["topic.creation.orders.partitions"] == "4"
+    rt.resume_connector(name)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wait_until(lambda: len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 4, 30,
+               message="the topic created with the explorer's 4 partitions")
+
+
+@pytest.mark.parametrize("settings, error", [
+    ("topic.creation.default.partitions=0\ntopic.creation.default.replication.factor=1",
+     "topic.creation.default.partitions"),
+    ("topic.creation.default.partitions", "Config line 1: expected key=value"),
+    ("topic.creation.default.partitions=1\ntopic.creation.default.replication.factor=1\ntopic=other",
+     "Only topic.creation.* keys belong here, not topic"),
+])
+def test_explorer_shows_bad_settings_in_place_and_apply_changes_nothing(rt: ConnectRuntime, unique: str,
+                                                                       settings: str, error: str) -> None:
+    name = f"ex-bad-{unique}"
+    config = {"connector.class": "SequenceSource", "topic": name, "topic.creation.default.partitions": "1",
+              "topic.creation.default.replication.factor": "1", **JSON}
+    rt.create_connector(name, config, initial_state="STOPPED")
+    explorer = TopicCreationExplorer(rt, name, topics=["a"])
+    explorer.settings.value = settings
+    assert explorer.answer is None and error in explorer.error and error in explorer.message.value
+    if "=0" in settings:  # the runtime's 400, word for word
+        with pytest.raises(ConnectRestError) as info:
+            rt.explain_topic_creation({**config, "topic.creation.default.partitions": "0"}, ["a"],
+                                      include_existing=False)
+        assert info.value.status == 400 and explorer.error == info.value.message
+    explorer.apply_button.click()
+    assert rt.connector_config(name) == {**config, "name": name}
+
+
+def test_explorer_on_a_config_has_nothing_to_apply(rt: ConnectRuntime) -> None:
+    config = {"connector.class": "SequenceSource", "topic": "x"}
+    explorer = TopicCreationExplorer(rt, config, topics=["x"])
+    assert not explorer.answer["enabled"] and explorer.apply_button.disabled
+    assert explorer.answer == rt.explain_topic_creation(config, ["x"], include_existing=False)
+
+
+# -- plugin version picker -------------------------------------------------------------------------------------
+
+
+VERSIONS = ["1.0.0", "1.1.0", "2.0.0-rc1", "2.0.0"]
+
+
+@pytest.fixture(scope="module")
+def versioned_rt(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectRuntime]:
+    path = vp.build_plugin_path(tmp_path_factory.mktemp("picker"), VERSIONS)
+    runtime = ConnectRuntime(bootstrap, f"picker-{tmp_path_factory.mktemp('g').name}",
+                             {"offset.flush.interval.ms": "200", "plugin.path": str(path)})
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def test_picker_choice_is_the_runtimes(versioned_rt: ConnectRuntime, bootstrap: str, unique: str) -> None:
+    rt, name = versioned_rt, f"pick-{unique}"
+    create_topic(bootstrap, name, 1)
+    rt.create_connector(name, {"connector.class": vp.SOURCE, "topic": name, "value.converter": vp.CONVERTER,
+                               "connector.plugin.version": "1.0.0"})
+    wait_until(lambda: rt.connector_status(name)["connector"].get("version") == "1.0.0", 30, message="1.0.0 runs")
+    picker = PluginVersionPicker(rt, name)
+    assert list(picker.target.options) == ["connector.class", "value.converter"]
+    assert picker.range.value == "1.0.0" and picker.versions == VERSIONS and picker.chosen == "1.0.0"
+    picker.range.value = "[1.0,2.0)"
+    assert picker.matching == ["1.0.0", "1.1.0", "2.0.0-rc1"] and picker.chosen == "2.0.0-rc1"
+    assert picker.chosen == rt.plugins.find(vp.SOURCE, ("source",), "[1.0,2.0)").version
+    assert "2.0.0-rc1 &mdash; &#9733; chosen" in picker.listing.value
+    picker.range.value = "(,1.0"
+    assert picker.chosen is None and "Unbounded range: (,1.0" in picker.error and picker.apply_button.disabled
+    picker.range.value = "[3.0,)"
+    assert picker.error.startswith(f"Plugin {vp.SOURCE} not found that matches the version range [3.0,)")
+    picker.range.value = "[1.1.0,2.0.0)"
+    picker.apply_button.click()
+    assert rt.connector_config(name)["connector.plugin.version"] == "[1.1.0,2.0.0)"
+    wait_until(lambda: [rt.connector_status(name)["connector"].get("version")]
+               + [t.get("version") for t in rt.connector_status(name)["tasks"]] == [picker.chosen] * 2, 30,
+               message=lambda: f"{name} restarted on {picker.chosen}: {rt.connector_status(name)}")
+    picker.target.value = "value.converter"
+    assert picker.range.value == "" and picker.chosen == "2.0.0"  # no range: the newest
+    picker.range.value = "1.1.0"
+    picker.apply_button.click()
+    assert rt.connector_config(name)["value.converter.plugin.version"] == "1.1.0"
+    wait_until(lambda: rt.metrics()[f"connector-task-metrics,connector={name},task=0"]["value-converter-version"]
+               == "1.1.0", 30, message="the task runs the chosen converter")
+
+
+# -- live dashboard ----------------------------------------------------------------------------------------------
+
+
+def test_dashboard_shows_lag_and_stops_when_closed(rt: ConnectRuntime, bootstrap: str,
+                                                   stopped_sink: tuple[str, str]) -> None:
+    name, topic = stopped_sink
+    produce(bootstrap, topic, {0: 5})  # the stopped sink is now 5 records behind
+    dash = LiveDashboard(rt, interval=0.05)
+    assert dash.running
+    wait_until(lambda: dash.refreshes >= 3 and dash.views[name].lag == 5, 30, message="three refreshes, lag 5")
+    assert f"  {name}: STOPPED (sink)" in repr(dash) and "lag 5" in repr(dash)
+    assert bytes(dash.plot.value).startswith(b"\x89PNG")
+    assert all(len(sample) == 3 for sample in dash.history)
+    dash.close()
+    assert not dash.running and dash._thread is not None and not dash._thread.is_alive()
+    done = dash.refreshes
+    assert "stopped" in repr(dash).splitlines()[0] and dash.refreshes == done
+
+
+def test_dashboard_stops_when_the_runtime_closes(bootstrap: str, unique: str) -> None:
+    runtime = ConnectRuntime(bootstrap, f"dash-{unique}", {"offset.flush.interval.ms": "200"})
+    try:
+        dash = LiveDashboard(runtime, interval=0.05)
+        wait_until(lambda: dash.refreshes >= 2, 30, message="two refreshes")
+    finally:
+        runtime.close()
+    wait_until(lambda: not dash.running, 30, message="the refresh thread ends")
+    assert "runtime was closed" in dash.message.value
