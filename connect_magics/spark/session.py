@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
+from connect_magics.spark.quiet_jvm import jvm_stderr_to, log4j2_config, log_path
 
 
 def active_spark_session() -> Any | None:
@@ -20,7 +21,8 @@ def active_spark_session() -> Any | None:
 
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                         warehouse: Path | None = None) -> Any:
-    """A local SparkSession with 2 cores, ``memory`` of driver heap and warnings-only logging.
+    """A local SparkSession with 2 cores, ``memory`` of driver heap and errors-only logging; the JVM's
+    stderr goes to ``spark-jvm.log`` in the cache directory, not into the terminal or the cell.
 
     Chooses a Java that Spark 4 supports (17 or 21) explicitly, through JAVA_HOME, unless
     JAVA_HOME already points at one.
@@ -40,10 +42,11 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", "-Dlog4j2.rootLogger.level=warn")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j2_config()}")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    session = builder.getOrCreate()
+    with jvm_stderr_to(log_path()):  # the JVM's start-up lines go to a log file (spark/quiet_jvm.py)
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
