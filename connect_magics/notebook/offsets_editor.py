@@ -54,14 +54,26 @@ def stopped_for(rt: Any, name: str, action: Callable[[], dict[str, str]]) -> tup
     return answer, f"stopped {name}, then {'paused' if previous == 'PAUSED' else 'resumed'} it"
 
 
+def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Rows in partition order (stable, as read when the values cannot be compared, e.g. mixed types)."""
+    try:
+        ordered = frame.sort_values(columns, ignore_index=True, kind="stable") if columns else frame
+    except TypeError:
+        return frame
+    ordered.attrs = dict(frame.attrs)
+    return ordered
+
+
 class OffsetsEditor(W.VBox):
     """Edit connector ``name``'s offsets page by page; Apply alters the edited partitions, Reset forgets all.
 
+    ``frame`` is the connector's offsets already read with ``rt.offsets_frame`` (default: read them now).
     :attr:`frame` holds the offsets as last read (plus rows added with :meth:`add_row`), :attr:`edits`
     the typed texts by ``(row, column)``, :attr:`answer` the runtime's last answer (``{"message": ...}``).
     """
 
-    def __init__(self, rt: Any, name: str, page_size: int = 50, **kwargs: Any) -> None:
+    def __init__(self, rt: Any, name: str, page_size: int = 50, frame: pd.DataFrame | None = None,
+                 **kwargs: Any) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be 1 or more, not {page_size}")
         self.rt, self.name, self.page_size = rt, name, page_size
@@ -104,14 +116,16 @@ class OffsetsEditor(W.VBox):
             self.title, self.grid, W.HBox([self.prev_button, self.page_label, self.next_button]), self.add_box,
             W.HBox([self.apply_button, self.reset_button, self.discard_button, self.reload_button]),
             self.confirm_box, self.message], **kwargs)
-        self.reload()
+        self.reload(frame)
 
     # -- reading and paging -------------------------------------------------------------------------
-    def reload(self) -> None:
-        """Read the offsets again, forget the edits, and show the first page."""
-        self.frame: pd.DataFrame = self.rt.offsets_frame(self.name)
-        meta = self.frame.attrs.get(META_KEY, {})
+    def reload(self, frame: pd.DataFrame | None = None) -> None:
+        """Read the offsets again (or take ``frame``, as ``rt.offsets_frame`` gave it), forget the edits, and
+        show the first page."""
+        frame = self.rt.offsets_frame(self.name) if frame is None else frame
+        meta = frame.attrs.get(META_KEY, {})
         self.roles: dict[str, tuple[str, str]] = {c: tuple(r) for c, r in meta.get("columns", {}).items()}
+        self.frame = _sorted(frame, [c for c in frame.columns if not self._is_offset(str(c))])
         self.sink = meta.get("type") == "sink"
         self.kinds = column_kinds(self.frame)
         self.edits = {}
@@ -222,6 +236,16 @@ class OffsetsEditor(W.VBox):
                 self._filling = True
                 box.value, self._filling = text, False
         self._update_title()
+
+    def row_of(self, **partition: Any) -> int:
+        """The row of the partition with these partition fields, e.g. ``editor.row_of(task=0)``.
+
+        Raises ``KeyError`` when no row (or more than one) matches."""
+        matches = [row for row in range(len(self.frame))
+                   if all(self._original(row, c) == cell_text(v) for c, v in partition.items())]
+        if len(matches) != 1:
+            raise KeyError(f"{len(matches)} rows have {partition}; expected exactly one")
+        return matches[0]
 
     def _added(self, row: int) -> bool:
         return bool(self.frame.attrs.get("added_rows")) and row in self.frame.attrs["added_rows"]
@@ -334,9 +358,9 @@ class OffsetsEditor(W.VBox):
             self._run(action)
             return True
         self._pending = action
-        verb = "alter" if action == "alter" else "reset"
+        done = "altered" if action == "alter" else "reset"
         self.confirm_text.value = (f"Connector {escape(self.name)} is {escape(state)}; offsets can "
-                                   f"only be {verb}ed while it is STOPPED. Stop it, {verb} the offsets, and "
+                                   f"only be {done} while it is STOPPED. Stop it, {action} the offsets, and "
                                    f"{'pause' if state == 'PAUSED' else 'resume'} it after?")
         self.confirm_box.layout.display = "flex"
         self.message.value = ""
