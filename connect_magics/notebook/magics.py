@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import ipywidgets as W
 import pandas as pd
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -24,11 +25,20 @@ from traitlets import Dict, Enum, Unicode
 
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body, peek_converter
+from connect_magics.notebook.tables import (
+    empty_offsets_reason,
+    offsets_frame,
+    status_frame,
+    task_metrics_frame,
+    tasks_summary,
+)
 
 log = logging.getLogger(__name__)
 
-STATUS_COLUMNS = ["id", "state", "worker_id", "version", "trace"]
 LIST_COLUMNS = ["connector", "type", "state", "tasks"]
+NOTEBOOK_WORKER_DEFAULTS = {"offset.flush.interval.ms": "5000"}
+"""Where Kafka Connect's worker defaults suit long-running clusters but not a notebook (docs/deviations.md):
+offsets committed every 5 s instead of 60 s, so ``%connect offsets`` shows seconds-old positions."""
 EXPLAIN_COLUMNS = ["topic", "group", "action", "partitions", "replication_factor", "configs", "reason"]
 
 
@@ -39,47 +49,6 @@ class ConnectMagicError(UsageError):
         super().__init__(f"{error.message} (HTTP {error.status})")
         self.status = error.status
         self.message = error.message
-
-
-def status_frame(status: dict[str, Any]) -> pd.DataFrame:
-    """One row for the connector (``id`` ``"connector"``) and one per task, from a status JSON."""
-    rows = [{"id": "connector", **status.get("connector", {})}]
-    rows += [{**t, "id": str(t.get("id"))} for t in status.get("tasks", [])]
-    frame = pd.DataFrame(rows)
-    extra = [c for c in frame.columns if c not in STATUS_COLUMNS]
-    return frame.reindex(columns=[c for c in STATUS_COLUMNS if c in frame.columns] + extra).fillna("")
-
-
-TASK_GROUPS = {"source-task-metrics": "source", "sink-task-metrics": "sink"}
-
-
-def task_metrics_frame(metrics: dict[str, dict[str, Any]], connector: str | None = None) -> pd.DataFrame:
-    """One row per task (``connector``, ``task``, ``type``, then its metrics) from ``rt.metrics()``'s
-    ``source-task-metrics`` and ``sink-task-metrics`` groups; only ``connector``'s tasks if given."""
-    rows = []
-    for group, values in metrics.items():
-        kind, *tags = group.split(",")
-        if kind in TASK_GROUPS:
-            tag = dict(t.split("=", 1) for t in tags)
-            if connector is None or tag.get("connector") == connector:
-                rows.append({"connector": tag.get("connector"), "task": int(tag.get("task", -1)),
-                             "type": TASK_GROUPS[kind], **values})
-    frame = pd.DataFrame(rows, columns=None if rows else ["connector", "task", "type"])
-    return frame.sort_values(["connector", "task"], ignore_index=True) if rows else frame
-
-
-def tasks_summary(status: dict[str, Any]) -> str:
-    """``"0:RUNNING, 1:FAILED"`` for a status JSON's tasks."""
-    return ", ".join(f"{t.get('id')}:{t.get('state')}" for t in status.get("tasks", []))
-
-
-def offsets_frame(rt: Any, name: str) -> pd.DataFrame:
-    """The runtime's offsets DataFrame helper when it has one, else a flat frame from the JSON."""
-    helper = getattr(rt, "offsets_frame", None)
-    if callable(helper):
-        return helper(name)
-    entries = rt.get_offsets(name)["offsets"]
-    return pd.json_normalize([{"partition": e["partition"], "offset": e["offset"]} for e in entries])
 
 
 @magics_class
@@ -95,6 +64,9 @@ class ConnectMagics(Magics):
     executor = Enum(("threads", "spark"), "threads",
                     help="Where %connect start runs tasks: kernel threads, or Spark jobs on the executors of the "
                          "active SparkSession (docs/spark.md)").tag(config=True)
+    notebook_defaults = Dict(dict(NOTEBOOK_WORKER_DEFAULTS), help="Worker properties %connect start uses unless "
+                             "worker_config sets them (notebook-friendly; {} for Kafka Connect's defaults)"
+                             ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -125,7 +97,7 @@ class ConnectMagics(Magics):
             self.shell.user_ns[var] = result
         if args.command == "peek":
             return result.toPandas()
-        return result if isinstance(result, pd.DataFrame) or args.command == "board" else None
+        return result if isinstance(result, (pd.DataFrame, W.Widget)) else None
 
     def _rt(self) -> Any:
         if self.runtime is None:
@@ -157,7 +129,8 @@ class ConnectMagics(Magics):
                              "%config ConnectMagics.bootstrap_servers = 'HOST:PORT', or use --embedded")
         try:
             executor = "spark" if args.spark else self.executor
-            self.runtime = ConnectRuntime(servers, group, dict(self.worker_config), executor=executor)
+            self.runtime = ConnectRuntime(servers, group, {**self.notebook_defaults, **self.worker_config},
+                                          executor=executor)
         except BaseException:
             if broker is not None:
                 broker.stop()
@@ -229,8 +202,16 @@ class ConnectMagics(Magics):
                   f"(connector {plan['connector']['state']}).")
         return plan
 
-    def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
-        return offsets_frame(self._rt(), args.name)
+    def _cmd_offsets(self, args: argparse.Namespace, cell: str | None) -> Any:
+        rt = self._rt()
+        if args.edit:
+            from connect_magics.notebook.offsets_editor import OffsetsEditor
+
+            return OffsetsEditor(rt, args.name)
+        frame = offsets_frame(rt, args.name)
+        if frame.empty:
+            print(empty_offsets_reason(rt, args.name))
+        return frame
 
     def _cmd_alter_offsets(self, args: argparse.Namespace, cell: str | None) -> None:
         if args.frame not in self.shell.user_ns:
@@ -288,6 +269,23 @@ class ConnectMagics(Magics):
         from connect_magics.notebook.widgets import StatusBoard
 
         return StatusBoard(self._rt())
+
+    def _cmd_dashboard(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.dashboard import LiveDashboard
+
+        if args.interval <= 0:
+            raise UsageError(f"--interval {args.interval:g}: must be more than 0 seconds")
+        return LiveDashboard(self._rt(), interval=args.interval)
+
+    def _cmd_topic_explorer(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.topic_explorer import TopicCreationExplorer
+
+        return TopicCreationExplorer(self._rt(), args.name, args.topics)
+
+    def _cmd_versions(self, args: argparse.Namespace, cell: str | None) -> Any:
+        from connect_magics.notebook.version_picker import PluginVersionPicker
+
+        return PluginVersionPicker(self._rt(), args.name)
 
     def _cmd_create(self, args: argparse.Namespace, cell: str | None) -> dict:
         config = parse_config_body(cell or "", args.name)

@@ -22,8 +22,8 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
            "parse_properties", "peek_converter"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
-                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "rest",
-                 "peek", "close")
+                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "dashboard",
+                 "topic-explorer", "versions", "rest", "peek", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = add("restart", "restart a connector (and optionally its tasks)", named=True)
     r.add_argument("--include-tasks", action="store_true", help="restart the tasks too")
     r.add_argument("--only-failed", action="store_true", help="restart only failed instances")
-    add("offsets", "a connector's offsets (a DataFrame)", named=True, output=True)
+    o = add("offsets", "a connector's offsets (a DataFrame; --edit: an OffsetsEditor widget)", named=True,
+            output=True)
+    o.add_argument("--edit", action="store_true", help="edit them in a widget with Apply and Reset buttons")
     a = add("alter-offsets", "alter a stopped connector's offsets to the rows of a DataFrame variable",
             named=True)
     a.add_argument("frame", metavar="VAR", help="a pandas or Spark DataFrame (as %%connect offsets gives)")
@@ -99,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl = add("plugins", "installed connector plugins (a DataFrame)", output=True)
     pl.add_argument("--all", action="store_true", help="also list transformations, predicates and converters")
     add("board", "a StatusBoard widget: states with refresh and pause/resume/stop buttons", output=True)
+    d = add("dashboard", "a LiveDashboard widget: states, versions, topics, lag and throughput plots, refreshed "
+            "in the background", output=True)
+    d.add_argument("--interval", type=float, default=2.0, help="seconds between refreshes (default 2)")
+    te = add("topic-explorer", "a TopicCreationExplorer widget: try topic.creation.* settings on topic names",
+             named=True, output=True)
+    te.add_argument("topics", metavar="TOPIC", nargs="*", help="candidate topic names")
+    add("versions", "a PluginVersionPicker widget: choose the connector's plugin versions with a Maven range",
+        named=True, output=True)
     add("close", "stop the runtime (and the embedded broker, if it started one)")
     c = add("create", "%%%%connect create NAME: create a connector from the cell's config", named=True)
     c.add_argument("--initial-state", metavar="STATE", choices=("RUNNING", "PAUSED", "STOPPED"),

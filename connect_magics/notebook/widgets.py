@@ -20,15 +20,16 @@ from typing import Any
 import ipywidgets as W
 
 from connect_magics.errors import ConnectRestError
-from connect_magics.notebook.magics import tasks_summary
+from connect_magics.notebook.tables import tasks_summary
 
-__all__ = ["StatusBoard"]
+__all__ = ["StatusBoard", "state_html"]
 
 _COLORS = {"RUNNING": "#2e7d32", "PAUSED": "#f9a825", "STOPPED": "#616161", "FAILED": "#c62828",
            "UNASSIGNED": "#1565c0", "RESTARTING": "#1565c0"}
 
 
-def _state(state: str) -> str:
+def state_html(state: str) -> str:
+    """A connector or task state in its colour (RUNNING green, FAILED red, ...)."""
     color = _COLORS.get(state, "#000")
     return f'<span style="color:{color};font-weight:bold">{html.escape(state)}</span>'
 
@@ -75,7 +76,7 @@ class StatusBoard(W.VBox):
             for i, (ident, s) in enumerate(entries):
                 trace = (s.get("trace") or "").strip().splitlines()
                 cells = [html.escape(name) if i == 0 else "", html.escape(st.get("type", "")) if i == 0 else "",
-                         html.escape(ident), _state(s.get("state", "")), html.escape(s.get("worker_id", "")),
+                         html.escape(ident), state_html(s.get("state", "")), html.escape(s.get("worker_id", "")),
                          html.escape(trace[0][:200]) if trace else ""]
                 rows.append("<tr>" + "".join(f"<td style='padding:2px 8px'>{c}</td>" for c in cells) + "</tr>")
         return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -45,6 +45,7 @@ class ConnectRuntime:
                  worker_config: Mapping[str, Any] | None = None, spark: Any = None,
                  executor: str | Executor = "threads", plugins: Plugins | None = None) -> None:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
+        self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
         wc = self.worker_config
@@ -150,6 +151,7 @@ class ConnectRuntime:
     # -- lifecycle ------------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop every task (committing offsets), flush statuses, and close the clients."""
+        self.closed = True
         self.herder.close()
         self.status_store.flush(10)
         for store in reversed(self._stores):

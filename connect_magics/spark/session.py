@@ -10,6 +10,7 @@ from typing import Any
 
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
 from connect_magics.spark.packages import package_confs, unresolved_artifacts
+from connect_magics.spark.quiet_jvm import jvm_stderr_to, log4j2_config, log_path
 
 
 def active_spark_session() -> Any | None:
@@ -28,7 +29,8 @@ def spark_session(spark: Any = None) -> Any:
 
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                         warehouse: Path | None = None, packages: Iterable[str] = (), master: str = "local[2]") -> Any:
-    """A local SparkSession (``master``, by default 2 cores), ``memory`` of driver heap and warnings-only logging.
+    """A local SparkSession (``master``, by default 2 cores), ``memory`` of driver heap and errors-only logging;
+    the JVM's stderr goes to ``spark-jvm.log`` in the cache directory, not into the terminal or the cell.
 
     With ``executor="spark"`` every running task holds one of the session's task slots: give it more
     slots than tasks (``master="local[4]"``) to leave room for queries.
@@ -58,7 +60,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.extraJavaOptions", "-Dlog4j2.rootLogger.level=warn")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j2_config()}")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
@@ -66,7 +68,8 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
         builder = builder.config(key, value)
     _check_packages(confs)
     try:
-        session = builder.getOrCreate()
+        with jvm_stderr_to(log_path()):  # the JVM's start-up lines go to a log file (spark/quiet_jvm.py)
+            session = builder.getOrCreate()
     except Exception as e:
         if not confs:
             raise
@@ -76,7 +79,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
             raise
         raise RuntimeError(f"Cannot start a SparkSession with packages {coordinates}: Ivy cannot resolve "
                            f"{', '.join(missing)} from Maven Central (check the version and the network; "
-                           "Ivy's report is in the output above)") from e
+                           f"Ivy's report is in {log_path()})") from e
     session.sparkContext.setLogLevel("ERROR")
     return session
 

@@ -10,7 +10,8 @@ from helpers import wait_until
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from connect_magics.notebook.magics import ConnectMagicError, ConnectMagics
+from connect_magics import ConnectRuntime
+from connect_magics.notebook.magics import NOTEBOOK_WORKER_DEFAULTS, ConnectMagicError, ConnectMagics
 from connect_magics.notebook.widgets import StatusBoard
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
@@ -252,3 +253,45 @@ def test_peek_shows_a_topics_first_records_decoded(shell: InteractiveShell, uniq
         shell.run_line_magic("connect", f"peek {topic} --converter Nope")
     with pytest.raises(UsageError, match="argument -n/--records: must be an integer >= 0"):
         shell.run_line_magic("connect", f"peek {topic} -n -1")
+
+
+# -- what a notebook user sees first (issue 13, point 6) ------------------------------------------------
+
+
+def test_start_uses_the_notebook_defaults_unless_the_worker_config_sets_them(shell: InteractiveShell) -> None:
+    """%connect start commits offsets every few seconds (docs/deviations.md); the library keeps Kafka's 60 s."""
+    assert NOTEBOOK_WORKER_DEFAULTS == {"offset.flush.interval.ms": "5000"}
+    shell.run_line_magic("config", "ConnectMagics.worker_config = {}")
+    shell.run_line_magic("connect", "start -o rt")
+    assert shell.user_ns["rt"].worker_config.int("offset.flush.interval.ms") == 5000
+    shell.run_line_magic("connect", "close")
+    shell.run_line_magic("config", "ConnectMagics.worker_config = {'offset.flush.interval.ms': '700'}")
+    shell.run_line_magic("connect", "start -o rt")
+    assert shell.user_ns["rt"].worker_config.int("offset.flush.interval.ms") == 700
+    shell.run_line_magic("connect", "close")
+    shell.run_line_magic("config", "ConnectMagics.worker_config = {}")
+    shell.run_line_magic("config", "ConnectMagics.notebook_defaults = {}")
+    shell.run_line_magic("connect", "start -o rt")
+    assert shell.user_ns["rt"].worker_config.int("offset.flush.interval.ms") == 60000
+
+
+def test_empty_offsets_say_when_the_next_commit_is_due(shell: InteractiveShell, unique: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("config", "ConnectMagics.worker_config = {'offset.flush.interval.ms': '600000'}")
+    shell.run_line_magic("connect", "start -o rt")
+    rt = shell.user_ns["rt"]
+    name = f"first-{unique}"
+    shell.run_cell_magic("connect", f"create {name}", f"connector.class=SequenceSource\ntopic={name}\nrecords=3\n"
+                         "topic.creation.default.partitions=1\ntopic.creation.default.replication.factor=1")
+    wait_until(lambda: rt.connector_status(name)["tasks"], 30, message="the task started")
+    capsys.readouterr()
+    assert shell.run_line_magic("connect", f"offsets {name}").empty
+    out = capsys.readouterr().out
+    assert f"No offsets committed yet for {name}; the next commit is due in " in out
+    due = int(out.split("due in ")[1].split(" s")[0])
+    assert 0 < due <= 600 and "(offset.flush.interval.ms=600000)" in out
+
+
+def test_the_library_keeps_kafka_connects_default(bootstrap: str, unique: str) -> None:
+    with ConnectRuntime(bootstrap, f"lib-{unique}") as rt:
+        assert rt.worker_config.int("offset.flush.interval.ms") == 60000

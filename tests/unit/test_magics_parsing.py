@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from connect_magics.notebook.magics import ConnectMagics, status_frame, task_metrics_frame
+from connect_magics.notebook.magics import ConnectMagics
 from connect_magics.notebook.parsing import (
     HelpShown,
     parse_command,
@@ -13,6 +13,7 @@ from connect_magics.notebook.parsing import (
     parse_json_config,
     parse_properties,
 )
+from connect_magics.notebook.tables import status_frame, task_metrics_frame
 
 DATABRICKS_MAGICS = {"sql", "python", "scala", "r", "md", "sh", "fs", "run", "pip"}
 
