@@ -22,8 +22,8 @@ import ipywidgets as W
 
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
-from connect_magics.runtime.plugins import PluginNotFoundError, to_version_range
-from connect_magics.runtime.versions import InvalidVersionSpecificationError
+from connect_magics.runtime.plugins.registry import PluginNotFoundError, to_version_range
+from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError
 
 __all__ = ["PluginVersionPicker", "version_targets"]
 
