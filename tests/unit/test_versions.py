@@ -12,7 +12,7 @@ import itertools
 
 import pytest
 
-from connect_magics.runtime.plugins.registry import versions
+from connect_magics.runtime.plugins import versions
 from connect_magics.runtime.plugins.versions import (
     ComparableVersion,
     InvalidVersionSpecificationError,
