@@ -4,6 +4,7 @@ Maven packages (Spark's Kafka source, Delta Lake; see :mod:`connect_magics.spark
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                            f"{java.executable}. Install a JDK 17 or 21 and set JAVA_HOME.")
     os.environ["JAVA_HOME"] = java.home
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors' Python workers: this environment
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.driver.memory", memory)
                .config("spark.driver.host", "127.0.0.1")
