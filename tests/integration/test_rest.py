@@ -2,41 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import RestClient as Client
 from helpers import wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.rest import RestServer
 
 FAST = {"offset.flush.interval.ms": "200"}
-
-
-class Client:
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __call__(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict]:
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
-                status, text, headers = resp.status, resp.read(), dict(resp.headers)
-        except urllib.error.HTTPError as e:
-            status, text, headers = e.code, e.read(), dict(e.headers)
-        return status, (json.loads(text) if text else None), headers
 
 
 @pytest.fixture
