@@ -177,17 +177,29 @@ class Herder:
         if not isinstance(config, dict):
             raise BadRequestError("Connector config must be a JSON object of string keys and values")
         config = {str(k): _str(v) for k, v in config.items()}
-        if not name or not name.strip():
-            raise BadRequestError("Connector name is required and must not be blank")
+        if not name or not name.strip():  # Kafka Connect's ConfigDef.NonEmptyString on ``name``
+            raise BadRequestError(invalid_config_message(
+                [f"Invalid value {name or ''} for configuration name: String may not be empty"]))
+        self._check_connector_class(config.get(CONNECTOR_CLASS))
         if "name" in config and config["name"] != name:
             raise BadRequestError(f"Connector name configuration ({config['name']}) doesn't match connector name "
                                   f"in the URL ({name})")
         config["name"] = name
         infos = self.validate(config)
         if infos["error_count"]:
-            plugin = config[CONNECTOR_CLASS]
-            raise BadRequestError(invalid_config_message(infos, plugin))
+            raise BadRequestError(invalid_config_message(config_errors(infos)))
         return config
+
+    def _check_connector_class(self, class_name: str | None) -> None:
+        """Kafka Connect refuses a connector class that is not installed before validating anything else."""
+        if not class_name:
+            return
+        try:
+            self.plugins.candidates(class_name, ("source", "sink"))
+        except PluginNotFoundError:
+            installed = ", ".join(_java_plugin_desc(d) for d in self.plugins.installed(("source", "sink")))
+            raise BadRequestError(f"Failed to find any class that implements Connector and which name matches "
+                                  f"{class_name}, available connectors are: {installed}") from None
 
     def create_connector(self, name: str, config: dict[str, Any], initial_state: str | None = None) -> dict:
         target = None
@@ -338,9 +350,9 @@ class Herder:
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
-            self._config(name, "Unknown connector {c}")
+            self._config(name, "Unknown connector: {c}")
             if task not in range(len(self.configs.task_configs(name))):
-                raise NotFoundError(f"Unknown task {name}-{task}")
+                raise NotFoundError(f"Unknown task: {name}-{task}")
             self._restart(name, False, {task})
 
 
@@ -379,6 +391,11 @@ class Herder:
             for task in range(len(self.configs.task_configs(name))):
                 if task not in running.tasks:
                     self.status.put_task(name, task, "FAILED", trace_of(e))
+            return
+        if target is TargetState.PAUSED and not self.configs.task_configs(name):
+            # As Kafka Connect: only a started connector generates task configs, so a connector paused
+            # with none (created PAUSED, or paused while STOPPED) has no tasks until it is resumed.
+            self.status.put_connector(name, "PAUSED", version=desc.version)
             return
         try:
             instance = desc.cls()
@@ -590,6 +607,12 @@ def _str(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_str(v) for v in value)
     return str(value)
+
+
+def _java_plugin_desc(desc: PluginDesc) -> str:
+    """A plugin as Kafka's ``PluginDesc.toString()`` shows it in error messages."""
+    return (f"PluginDesc{{klass=class {python_name(desc.cls)}, name='{desc.class_name}', version='{desc.version}', "
+            f"encodedVersion={desc.version}, type={desc.type}, typeName='{desc.type}', location='{desc.location}'}}")
 
 
 def _java_map(config: dict[str, str]) -> str:
