@@ -55,6 +55,14 @@ def port_in_use(port: int) -> bool:
         return False
 
 
+def file_tail(path: Path, lines: int, missing: str) -> str:
+    """The last ``lines`` lines of a log file, or ``missing`` if it cannot be read."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return missing
+
+
 def default_data_dir() -> Path:
     return cache_dir() / "broker"
 
@@ -129,10 +137,7 @@ class EmbeddedBroker:
             return {}
 
     def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no broker log)"
+        return file_tail(self.log_file, lines, "(no broker log)")
 
     # -- lifecycle -------------------------------------------------------------------------
     def is_running(self) -> bool:

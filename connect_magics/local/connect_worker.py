@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from connect_magics.local.broker import HOST, free_port
+from connect_magics.local.broker import HOST, file_tail, free_port
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, connect_classpath
 from connect_magics.local.java import find_java, java_command
 
@@ -88,19 +88,11 @@ class JavaConnectWorker:
         return f"http://{HOST}:{self.port}"
 
     @property
-    def worker_id(self) -> str:
-        """How statuses name this worker (``host:port``)."""
-        return f"{HOST}:{self.port}"
-
-    @property
     def log_file(self) -> Path:
         return self.data_dir / "worker.log"
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no worker log)"
+        return file_tail(self.log_file, lines, "(no worker log)")
 
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
