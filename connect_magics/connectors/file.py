@@ -238,6 +238,9 @@ class FileStreamSourceTask(SourceTask):
         records = task.poll()   # [SourceRecord(value='first line', source_offset={'position': 11}), ...]
     """
 
+    #: The Kafka class name written as ``task.class``, so that Kafka Connect can run these task configs.
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSourceTask",)
+
     IDLE_WAIT_S: float = 0.1
     """How long :meth:`poll` waits when there is no new data before returning None."""
     READ_CHUNK: int = 64 * 1024
@@ -418,6 +421,9 @@ class FileStreamSinkTask(SinkTask):
         task.put(SinkRecords([SinkRecord("lines", 0, value="hello")]))
         task.flush({})   # /tmp/out.txt now durably ends with "hello\\n"
     """
+
+    #: The Kafka class name written as ``task.class``, so that Kafka Connect can run these task configs.
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSinkTask",)
 
     def __init__(self) -> None:
         self.filename: str | None = None

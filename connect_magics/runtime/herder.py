@@ -32,7 +32,13 @@ from connect_magics.runtime.executor import Executor, TaskHandle
 from connect_magics.runtime.metrics import group_name
 from connect_magics.runtime.offsets import connector_store_spec, start_connector_store
 from connect_magics.runtime.plugin_metrics import TaskPlugins, connector_group, task_groups
-from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError, Plugins, python_name
+from connect_magics.runtime.plugins import (
+    PluginDesc,
+    PluginNotFoundError,
+    Plugins,
+    kafka_class_name,
+    python_name,
+)
 from connect_magics.runtime.sink_runner import SinkTaskRunner
 from connect_magics.runtime.source_runner import SourceTaskRunner, StoreOffsetReader
 from connect_magics.runtime.task_runner import TaskId, TaskRunner, TaskServices
@@ -434,7 +440,8 @@ class Herder:
             raise ConnectRestError(f"The connector {running.name} has generated {len(configs)} tasks, which is "
                                    f"greater than {max_tasks}, the maximum number of tasks it is configured to "
                                    "create. ")
-        return [{**{k: _str(v) for k, v in c.items()}, "task.class": python_name(task_class)} for c in configs]
+        # Kafka's own class name for built-in tasks, so that Kafka Connect can run these configs (and back)
+        return [{**{k: _str(v) for k, v in c.items()}, "task.class": kafka_class_name(task_class)} for c in configs]
 
     def _drop_task_statuses(self, name: str, keep: int) -> None:
         for task_id in self.status.tasks(name):
@@ -465,7 +472,9 @@ class Herder:
                 header_converter=converters["header.converter"][1], chain=chain, version=version)
             policy = self.wc["connector.client.config.override.policy"]
             clients = dict(
-                producer_config={**self.wc.client_config("producer"), "enable.idempotence": True, "acks": "all",
+                # murmur2: keyed records go to the partitions Kafka Connect's Java producer picks
+                producer_config={"partitioner": "murmur2_random", **self.wc.client_config("producer"),
+                                 "enable.idempotence": True, "acks": "all",
                                  **client_overrides(config, "producer", policy)},
                 admin_config={**self.wc.client_config("admin"), **client_overrides(config, "admin", policy)})
             if running.desc.type == "source":

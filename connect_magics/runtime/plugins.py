@@ -99,6 +99,9 @@ def kafka_class_name(cls: type) -> str:
     """
     if cls in _JAVA_CONVERTERS:
         return _JAVA_CONVERTERS[cls]
+    declared = next((name for name in vars(cls).get("ALIASES", ()) if "." in name), None)
+    if declared is not None:  # a built-in connector or task that mirrors a Kafka class
+        return declared
     java = next((name for name, c in [*BUILTIN_TRANSFORMS.items(), *BUILTIN_PREDICATES.items()]
                  if c is cls and "." in name), None)
     if java is not None:
@@ -375,9 +378,15 @@ class Plugins:
         """Another class (e.g. a connector's task class) by name, from the installation of ``desc``."""
         inst = installation_of(desc.cls.__module__)
         try:
-            return inst.load_class(qualified) if inst is not None else import_class(qualified)
+            found = inst.load_class(qualified) if inst is not None else import_class(qualified)
         except (ImportError, AttributeError, ValueError):
-            return None
+            found = None
+        if found is None and hasattr(desc.cls, "task_class"):
+            # a Kafka class name the connector's task answers to (task configs written by Kafka Connect)
+            task = desc.cls().task_class()
+            if qualified in vars(task).get("ALIASES", ()):
+                return task
+        return found
 
     def listing(self, connectors_only: bool = True) -> list[dict[str, str]]:
         """Plugins as ``GET /connector-plugins`` lists them: each version its own entry, by type (sink,

@@ -54,7 +54,6 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
     "create with an unknown connector.class": "the message lists the installed connectors, which differ",
     "validate without connector.class": "Kafka Connect 4.1 answers 500 with the exception class in the message "
                                         "(a BadRequestException wrapped on the way); we answer 400 as its code means",
-    "running connector tasks": "'task.class' names our Python task class",
     "plugin config InsertField$Value": "we also resolve a nested class's short name; Kafka 4.1 answers 404",
     "plugin config org.apache.kafka.connect.transforms.ReplaceField$Value": "we still accept 'blacklist' and "
                                                                             "'whitelist', removed in Kafka 4.0",
