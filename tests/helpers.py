@@ -50,13 +50,13 @@ def one_task_connector(name: str, base: type, task: type) -> type:
 class RestClient:
     """Calls a Kafka Connect REST API: ``client("GET", "/connectors")`` gives (status, JSON body, headers)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
         self.url = url
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
 
     def __call__(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=self.headers)
         try:
             with urllib.request.urlopen(req, timeout=60) as resp:
                 status, text, headers = resp.status, resp.read(), dict(resp.headers)

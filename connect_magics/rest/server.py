@@ -26,9 +26,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from connect_magics import __version__
+from connect_magics.api.config import Password
 from connect_magics.errors import BadRequestError, ConnectRestError
+from connect_magics.rest.auth import RestAuth, check_listener
 
 log = logging.getLogger(__name__)
+HIDDEN = Password.HIDDEN
 
 
 @dataclass
@@ -82,15 +85,16 @@ class ConnectRestApi:
                 ("GET", "", ConnectRestApi.server_info),
                 ("GET", "/connectors", ConnectRestApi.list_connectors),
                 ("POST", "/connectors", ConnectRestApi.create_connector),
-                ("GET", f"/connectors/{c}", lambda api, r: Response(200, api.rt.connector_info(r.params["connector"]))),
+                ("GET", f"/connectors/{c}", lambda api, r: Response(200, api._info(api.rt.connector_info(
+                    r.params["connector"])))),
                 ("DELETE", f"/connectors/{c}", ConnectRestApi.delete_connector),
                 ("GET", f"/connectors/{c}/config",
-                 lambda api, r: Response(200, api.rt.connector_config(r.params["connector"]))),
+                 lambda api, r: Response(200, api._masked(api.rt.connector_config(r.params["connector"])))),
                 ("PUT", f"/connectors/{c}/config", ConnectRestApi.put_config),
                 ("PATCH", f"/connectors/{c}/config", ConnectRestApi.patch_config),
                 ("GET", f"/connectors/{c}/status",
                  lambda api, r: Response(200, api.rt.connector_status(r.params["connector"]))),
-                ("GET", f"/connectors/{c}/tasks", lambda api, r: Response(200, api.rt.task_configs(r.params["connector"]))),
+                ("GET", f"/connectors/{c}/tasks", ConnectRestApi.task_configs),
                 ("GET", f"/connectors/{c}/tasks/{t}/status",
                  lambda api, r: Response(200, api.rt.task_status(r.params["connector"], int(r.params["task"])))),
                 ("POST", f"/connectors/{c}/tasks/{t}/restart", ConnectRestApi.restart_task),
@@ -142,6 +146,21 @@ class ConnectRestApi:
         call(request.params["connector"])
         return Response(status)
 
+    # -- passwords: masked in every answer --------------------------------------------------------------
+    def _masked(self, config: dict[str, str], keys: set[str] | None = None) -> dict[str, str]:
+        """``config`` with its PASSWORD-type values replaced by ``[hidden]`` (keys: from ``config``)."""
+        keys = self.rt.password_keys(config) if keys is None else keys
+        return {k: HIDDEN if k in keys else v for k, v in config.items()}
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        return {**info, "config": self._masked(info["config"])}
+
+    def task_configs(self, request: Request) -> Response:
+        name = request.params["connector"]
+        tasks = self.rt.task_configs(name)
+        keys = self.rt.password_keys(self.rt.connector_config(name)) if tasks else set()
+        return Response(200, [{**t, "config": self._masked(t["config"], keys)} for t in tasks])
+
     # -- handlers -----------------------------------------------------------------------------------
     def server_info(self, request: Request) -> Response:
         return Response(200, {"version": __version__, "commit": "connect-magics",
@@ -158,7 +177,7 @@ class ConnectRestApi:
                     if expansion == "status":
                         expansions["status"] = self.rt.connector_status(name)
                     elif expansion == "info":
-                        expansions["info"] = self.rt.connector_info(name)
+                        expansions["info"] = self._info(self.rt.connector_info(name))
                     else:
                         log.info("Ignoring unknown expansion type %s", expansion)
             except ConnectRestError as e:
@@ -175,7 +194,7 @@ class ConnectRestApi:
         if not isinstance(config, dict):
             raise BadRequestError("The request body must have a 'config' object of connector settings")
         info = self.rt.create_connector(name, config, body.get("initial_state"))
-        return Response(201, info, location=f"/connectors/{quote(name, safe='')}")
+        return Response(201, self._info(info), location=f"/connectors/{quote(name, safe='')}")
 
     def delete_connector(self, request: Request) -> Response:
         self.rt.delete_connector(request.params["connector"])
@@ -185,12 +204,12 @@ class ConnectRestApi:
         name = request.params["connector"]
         info = self.rt.update_connector(name, request.json_object("connector settings"))
         created = info.pop("created", False)
-        return Response(201 if created else 200, info,
+        return Response(201 if created else 200, self._info(info),
                         location=f"/connectors/{quote(name, safe='')}" if created else None)
 
     def patch_config(self, request: Request) -> Response:
-        return Response(200, self.rt.patch_connector_config(request.params["connector"],
-                                                            request.json_object("connector settings")))
+        return Response(200, self._info(self.rt.patch_connector_config(request.params["connector"],
+                                                                       request.json_object("connector settings"))))
 
     def restart_task(self, request: Request) -> Response:
         self.rt.restart_task(request.params["connector"], int(request.params["task"]))
@@ -221,15 +240,26 @@ class ConnectRestApi:
         return Response(200, self.rt.validate_connector_config(config))
 
 
+_UNAUTHORIZED = Response(401, {"error_code": 401, "message": "Authentication required: HTTP basic credentials "
+                                "or a bearer token that this worker accepts"})
+
+
 class _Handler(BaseHTTPRequestHandler):
     api: ConnectRestApi
+    auth: RestAuth | None
     server_version = f"connect-magics/{__version__}"
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        response = self.api.handle(self.command, self.path, self.rfile.read(length) if length else b"")
+        payload = self.rfile.read(length) if length else b""
+        if self.auth is not None and not self.auth.allows(self.headers.get("Authorization")):
+            response = _UNAUTHORIZED
+        else:
+            response = self.api.handle(self.command, self.path, payload)
         body = b"" if response.body is None else json.dumps(response.body).encode()
         self.send_response(response.status, HTTPStatus(response.status).phrase)
+        if response.status == 401:
+            self.send_header("WWW-Authenticate", 'Basic realm="connect-magics"')
         if response.location:
             self.send_header("Location", response.location)
         if response.body is not None:
@@ -246,10 +276,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class RestServer:
-    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), on background threads."""
+    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), on background threads.
 
-    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083) -> None:
-        handler = type("Handler", (_Handler,), {"api": ConnectRestApi(runtime)})
+    Every request must authenticate when ``auth`` is given; listening on anything but a loopback address
+    requires it (:class:`~connect_magics.rest.auth.RestAuthError` otherwise).
+    """
+
+    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083, auth: RestAuth | None = None) -> None:
+        check_listener(host, auth)
+        handler = type("Handler", (_Handler,), {"api": ConnectRestApi(runtime), "auth": auth})
         self._httpd = ThreadingHTTPServer((host, port), handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None

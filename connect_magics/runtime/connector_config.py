@@ -572,6 +572,40 @@ def plugin_config_keys(plugins: Plugins, name: str, version: str | None = None) 
     return [config_key_info(k) for k in desc.cls().config_def().config_keys().values()]
 
 
+#: Kafka client settings of type PASSWORD (as ``producer.override.*`` and the like in a connector config).
+CLIENT_PASSWORD_KEYS = frozenset({
+    "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.truststore.certificates", "sasl.jaas.config", "sasl.password",
+    "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.assertion.private.key.passphrase"})
+
+
+def password_keys(plugins: Plugins, config: Mapping[str, str]) -> set[str]:
+    """The keys of ``config`` whose definition is of type PASSWORD: the connector's, its transformations'
+    and predicates', and client overrides of password settings (what REST answers mask).
+
+    >>> sorted(password_keys(Plugins(), {"connector.class": "FileStreamSink",
+    ...                                  "consumer.override.ssl.key.password": "x", "file": "/tmp/o"}))
+    ['consumer.override.ssl.key.password']
+    """
+    defs: list[tuple[str, ConfigDef]] = []
+    try:
+        defs.append(("", plugins.find(config.get(CONNECTOR_CLASS, ""), ("source", "sink"),
+                                       config.get(CONNECTOR_VERSION)).cls().config_def()))
+    except (PluginNotFoundError, InvalidVersionSpecificationError):
+        pass
+    for kind, types in (("transforms", ("transformation",)), ("predicates", ("predicate",))):
+        for alias in _alias_keys(config, kind):
+            prefix = f"{kind}.{alias}."
+            try:
+                defs.append((prefix, plugins.find(config.get(prefix + "type", ""), types).cls().config_def()))
+            except (PluginNotFoundError, InvalidVersionSpecificationError):
+                continue
+    keys = {prefix + name for prefix, cd in defs for name, key in cd.config_keys().items()
+            if key.type is Type.PASSWORD}
+    keys |= {k for k in config if k.startswith(OVERRIDE_PREFIXES) and k.split(".", 2)[2] in CLIENT_PASSWORD_KEYS}
+    return keys & set(config)
+
+
 def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[str, str]:
     """The connector's ``{kind}.override.*`` client settings allowed by the worker's override policy."""
     prefix = f"{kind}.override."
