@@ -2,7 +2,7 @@
 
 Paths, status codes and error bodies follow Apache Kafka Connect's ``ConnectorsResource``,
 ``ConnectorPluginsResource`` and ``RootResource``: errors are ``{"error_code": N, "message": "..."}``.
-The server runs on background threads, so a notebook cell that starts it returns at once.
+Tornado serves it on a background thread, so a notebook cell that starts it returns at once.
 
 Example::
 
@@ -14,16 +14,19 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
 
 from connect_magics import __version__
 from connect_magics.api.config import Password
@@ -80,8 +83,9 @@ class ConnectRestApi:
     def __init__(self, runtime: Any) -> None:
         self.rt = runtime
         c, t, p = r"(?P<connector>[^/]+)", r"(?P<task>-?\d+)", r"(?P<plugin>[^/]+)"
-        self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
-            (method, re.compile(f"^{path}/?$"), handler) for method, path, handler in [
+        #: (method, path pattern, handler); the patterns' named groups are the path parameters.
+        self.routes: list[tuple[str, str, Handler]] = [
+            (method, f"{path}/?$", handler) for method, path, handler in [
                 ("GET", "", ConnectRestApi.server_info),
                 ("GET", "/connectors", ConnectRestApi.list_connectors),
                 ("POST", "/connectors", ConnectRestApi.create_connector),
@@ -117,30 +121,15 @@ class ConnectRestApi:
         ]
 
     # -- dispatch ---------------------------------------------------------------------------------
-    def handle(self, method: str, target: str, body: bytes) -> Response:
-        """Answer one request; every error becomes Kafka Connect's error body and status."""
-        url = urlsplit(target)
-        path = url.path.rstrip("/")
-        allowed = False
-        for route_method, pattern, handler in self.routes:
-            match = pattern.match(path)
-            if match is None:
-                continue
-            if route_method != method:
-                allowed = True
-                continue
-            request = Request({k: unquote(v) for k, v in match.groupdict().items()},
-                              parse_qs(url.query, keep_blank_values=True), body)
-            try:
-                return handler(self, request)
-            except ConnectRestError as e:
-                return Response(e.status, e.to_json())
-            except Exception as e:  # noqa: BLE001 - Kafka Connect answers 500 for anything else
-                log.warning("REST %s %s failed", method, target, exc_info=True)
-                return Response(500, {"error_code": 500, "message": str(e) or type(e).__name__})
-        if allowed:
-            return Response(405, {"error_code": 405, "message": "HTTP 405 Method Not Allowed"})
-        return Response(404, {"error_code": 404, "message": "HTTP 404 Not Found"})
+    def call(self, handler: Handler, request: Request) -> Response:
+        """Answer one routed request; every error becomes Kafka Connect's error body and status."""
+        try:
+            return handler(self, request)
+        except ConnectRestError as e:
+            return Response(e.status, e.to_json())
+        except Exception as e:  # noqa: BLE001 - Kafka Connect answers 500 for anything else
+            log.warning("REST request failed", exc_info=True)
+            return Response(500, {"error_code": 500, "message": str(e) or type(e).__name__})
 
     def _void(self, call: Callable[[str], Any], request: Request, status: int) -> Response:
         call(request.params["connector"])
@@ -242,72 +231,128 @@ class ConnectRestApi:
 
 _UNAUTHORIZED = Response(401, {"error_code": 401, "message": "Authentication required: HTTP basic credentials "
                                 "or a bearer token that this worker accepts"})
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    api: ConnectRestApi
-    auth: RestAuth | None
-    server_version = f"connect-magics/{__version__}"
+class _Resource(tornado.web.RequestHandler):
+    """One path of the API: authenticates, then runs the route's handler on the server's thread pool
+    (runtime calls may wait on Kafka) and writes its Response."""
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        payload = self.rfile.read(length) if length else b""
-        if self.auth is not None and not self.auth.allows(self.headers.get("Authorization")):
-            response = _UNAUTHORIZED
-        else:
-            response = self.api.handle(self.command, self.path, payload)
-        body = b"" if response.body is None else json.dumps(response.body).encode()
-        self.send_response(response.status, HTTPStatus(response.status).phrase)
-        if response.status == 401:
-            self.send_header("WWW-Authenticate", 'Basic realm="connect-magics"')
+    SUPPORTED_METHODS = _METHODS
+
+    def initialize(self, server: RestServer, handlers: dict[str, Handler]) -> None:
+        self.server, self.handlers = server, handlers
+
+    def prepare(self) -> None:
+        auth = self.server.auth
+        if auth is not None and not auth.allows(self.request.headers.get("Authorization")):
+            self.set_header("WWW-Authenticate", 'Basic realm="connect-magics"')
+            self._send(_UNAUTHORIZED)
+
+    async def _dispatch(self, **params: str) -> None:
+        handler = self.handlers.get(self.request.method or "")
+        if handler is None:
+            raise tornado.web.HTTPError(405)
+        request = Request(params, parse_qs(self.request.query, keep_blank_values=True), self.request.body)
+        loop = asyncio.get_running_loop()
+        self._send(await loop.run_in_executor(self.server.executor, self.server.api.call, handler, request))
+
+    get = post = put = patch = delete = _dispatch
+
+    def _send(self, response: Response) -> None:
+        self.set_status(response.status)
         if response.location:
-            self.send_header("Location", response.location)
+            self.set_header("Location", response.location)
         if response.body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(body)
+            self.set_header("Content-Type", "application/json")
+            self.write(json.dumps(response.body))
+        self.finish()
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Tornado's own errors (404, 405, unreadable requests) in Kafka Connect's error body."""
+        self._send(Response(status_code, {"error_code": status_code,
+                                          "message": f"HTTP {status_code} {self._reason}"}))
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        log.debug("REST %s", format % args)
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if not isinstance(value, tornado.web.HTTPError):
+            log.warning("REST %s %s failed", self.request.method, self.request.uri, exc_info=(typ, value, tb))
+
+
+class _NotFound(_Resource):
+    """Any path the API does not have: 404 (after authentication)."""
+
+    def initialize(self, server: RestServer, handlers: dict[str, Handler] | None = None) -> None:
+        super().initialize(server, {})
+
+    async def _dispatch(self, **params: str) -> None:
+        raise tornado.web.HTTPError(404)
+
+    get = post = put = patch = delete = _dispatch
 
 
 class RestServer:
-    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), on background threads.
+    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), served by Tornado on a
+    background thread; runtime calls run on a small thread pool.
 
     Every request must authenticate when ``auth`` is given; listening on anything but a loopback address
     requires it (:class:`~connect_magics.rest.auth.RestAuthError` otherwise).
     """
 
-    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083, auth: RestAuth | None = None) -> None:
+    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083, auth: RestAuth | None = None,
+                 threads: int = 8) -> None:
         check_listener(host, auth)
-        handler = type("Handler", (_Handler,), {"api": ConnectRestApi(runtime), "auth": auth})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
-        self._httpd.daemon_threads = True
+        self.api = ConnectRestApi(runtime)
+        self.auth = auth
+        self.host = host
+        self._sockets = tornado.netutil.bind_sockets(port, host)  # binds now: a busy port fails here
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="connect-magics-rest")
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+
+    def _application(self) -> tornado.web.Application:
+        by_path: dict[str, dict[str, Handler]] = {}
+        for method, pattern, handler in self.api.routes:
+            by_path.setdefault(pattern, {})[method] = handler
+        return tornado.web.Application(
+            [(pattern, _Resource, {"server": self, "handlers": handlers}) for pattern, handlers in by_path.items()],
+            default_handler_class=_NotFound, default_handler_args={"server": self})
 
     @property
     def port(self) -> int:
-        return self._httpd.server_address[1]
+        return self._sockets[0].getsockname()[1]
 
     @property
     def url(self) -> str:
-        host = self._httpd.server_address[0]
-        return f"http://{host}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> RestServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="connect-magics-rest", daemon=True)
+        ready = threading.Event()
+
+        def serve() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            http = tornado.httpserver.HTTPServer(self._application())
+            http.add_sockets(self._sockets)
+            ready.set()
+            try:
+                self._loop.run_forever()
+            finally:
+                http.stop()
+                self._loop.run_until_complete(http.close_all_connections())
+                self._loop.close()
+
+        self._thread = threading.Thread(target=serve, name="connect-magics-rest", daemon=True)
         self._thread.start()
+        ready.wait(10)
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
+        for sock in self._sockets:
+            sock.close()
+        self.executor.shutdown(wait=False)
 
     def __enter__(self) -> RestServer:
         return self.start()
