@@ -97,10 +97,12 @@ class ConnectRestApi:
                 ("PUT", f"/connectors/{c}/config", ConnectRestApi.put_config),
                 ("PATCH", f"/connectors/{c}/config", ConnectRestApi.patch_config),
                 ("GET", f"/connectors/{c}/status",
-                 lambda api, r: Response(200, api.rt.connector_status(r.params["connector"]))),
+                 lambda api, r: Response(200, api._status(r.params["connector"],
+                                                          api.rt.connector_status(r.params["connector"])))),
                 ("GET", f"/connectors/{c}/tasks", ConnectRestApi.task_configs),
                 ("GET", f"/connectors/{c}/tasks/{t}/status",
-                 lambda api, r: Response(200, api.rt.task_status(r.params["connector"], int(r.params["task"])))),
+                 lambda api, r: Response(200, api._status(r.params["connector"], api.rt.task_status(
+                     r.params["connector"], int(r.params["task"]))))),
                 ("POST", f"/connectors/{c}/tasks/{t}/restart", ConnectRestApi.restart_task),
                 ("POST", f"/connectors/{c}/restart", ConnectRestApi.restart_connector),
                 ("PUT", f"/connectors/{c}/pause", lambda api, r: api._void(api.rt.pause_connector, r, 202)),
@@ -141,6 +143,26 @@ class ConnectRestApi:
         keys = self.rt.password_keys(config) if keys is None else keys
         return {k: HIDDEN if k in keys else v for k, v in config.items()}
 
+    def _status(self, name: str, status: dict[str, Any]) -> dict[str, Any]:
+        """A connector or task status whose traces show no password of the connector's config."""
+        try:
+            config = self.rt.connector_config(name)
+        except ConnectRestError:  # deleted meanwhile: nothing to mask against
+            return status
+        secrets = [config[k] for k in self.rt.password_keys(config) if config[k]]
+
+        def clean(state: dict[str, Any]) -> dict[str, Any]:
+            trace = state.get("trace")
+            if not trace or not secrets:
+                return state
+            for secret in secrets:
+                trace = trace.replace(secret, HIDDEN)
+            return {**state, "trace": trace}
+
+        if "connector" not in status:  # one task's status
+            return clean(status)
+        return {**status, "connector": clean(status["connector"]), "tasks": [clean(t) for t in status["tasks"]]}
+
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
         return {**info, "config": self._masked(info["config"])}
 
@@ -164,7 +186,7 @@ class ConnectRestApi:
             try:
                 for expansion in request.query["expand"]:
                     if expansion == "status":
-                        expansions["status"] = self.rt.connector_status(name)
+                        expansions["status"] = self._status(name, self.rt.connector_status(name))
                     elif expansion == "info":
                         expansions["info"] = self._info(self.rt.connector_info(name))
                     else:
@@ -207,7 +229,7 @@ class ConnectRestApi:
     def restart_connector(self, request: Request) -> Response:
         plan = self.rt.restart_connector(request.params["connector"], include_tasks=request.flag("includeTasks"),
                                          only_failed=request.flag("onlyFailed"))
-        return Response(204) if plan is None else Response(202, plan)
+        return Response(204) if plan is None else Response(202, self._status(request.params["connector"], plan))
 
     def alter_offsets(self, request: Request) -> Response:
         return Response(200, self.rt.alter_offsets(request.params["connector"], request.json()))

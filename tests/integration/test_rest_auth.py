@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import RestClient
+from helpers import RestClient, wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.rest import RestAuth, RestAuthError, RestServer
@@ -97,3 +97,24 @@ def test_passwords_are_masked_in_every_answer(runtime: ConnectRuntime, unique: s
         assert answers[2][1]["producer.override.ssl.key.password"] == "[hidden]"
         assert answers[3][1][0]["config"]["producer.override.ssl.key.password"] == "[hidden]"
     assert runtime.connector_config(name)["producer.override.ssl.key.password"] == "s3cret"  # kept as given
+
+
+def test_passwords_are_masked_in_traces(runtime: ConnectRuntime, unique: str) -> None:
+    """A failure message that quotes a password (here the file name, to have one) shows it hidden."""
+    name, secret = f"trace-{unique}", f"s3cret-{unique}"
+    config = {"connector.class": "FileStreamSink", "topics": f"t-{unique}", "file": f"/nonexistent/{secret}",
+              "consumer.override.ssl.key.password": secret}
+    with RestServer(runtime, port=0) as server:
+        call = RestClient(server.url)
+        assert call("POST", "/connectors", {"name": name, "config": config})[0] == 201
+
+        def failed() -> tuple[int, dict] | None:
+            answer = call("GET", f"/connectors/{name}/status")[:2]
+            return answer if [t["state"] for t in answer[1]["tasks"]] == ["FAILED"] else None
+
+        status = wait_until(failed, 30, message="the task failed")
+        answers = [status, call("GET", f"/connectors/{name}/tasks/0/status")[:2],
+                   call("GET", "/connectors?expand=status")[:2],
+                   call("POST", f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")[:2]]
+        assert "/nonexistent/[hidden]" in status[1]["tasks"][0]["trace"]
+        assert not any(secret in json.dumps(body) for _, body in answers)
