@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connect_magics import ConnectRuntime
 from connect_magics.errors import ConflictError
 from connect_magics.local import EmbeddedBroker
-from connect_magics.runtime.status_retry import METRICS_GROUP
+from connect_magics.storage.status_retry import METRICS_GROUP
 
 
 def calls(rt: ConnectRuntime, topic: str) -> dict[str, Callable[[int], Any]]:

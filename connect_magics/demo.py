@@ -13,8 +13,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
-
 from connect_magics.local import EmbeddedBroker
 from connect_magics.runtime.runtime import ConnectRuntime
 
@@ -31,19 +29,6 @@ def _wait(condition, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"Timed out waiting for {what}")
         time.sleep(0.1)
-
-
-def _read_topic(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, str]]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "demo-reader", "enable.auto.commit": False})
-    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-    c.assign([TopicPartition(topic, p, 0) for p in parts])
-    rows: list[tuple[int, int, str]] = []
-    deadline = time.monotonic() + 30
-    while len(rows) < count and time.monotonic() < deadline:
-        rows += [(m.partition(), m.offset(), m.value().decode()) for m in c.consume(500, timeout=0.5)
-                 if not m.error()]
-    c.close()
-    return rows
 
 
 def run_demo(bootstrap_servers: str | None = None, records: int = 1000) -> int:
@@ -80,17 +65,14 @@ def run_demo(bootstrap_servers: str | None = None, records: int = 1000) -> int:
                 _say(f"Status of {name}:\n{json.dumps(rt.connector_status(name), indent=2)}\n")
             offsets = [{"partition": p, "offset": o} for p, o in rt.offset_store.offsets("orders-in")]
             _say(f"Offsets of orders-in:\n{json.dumps({'offsets': offsets}, indent=2)}\n")
-            rows = _read_topic(bootstrap_servers, topic, records)
-        _say("Reading the topic into a Spark DataFrame ...")
-        import pandas as pd
+            _say("Reading the topic into a Spark DataFrame (rt.read_topic) ...")
+            from connect_magics.spark.session import local_spark_session
 
-        from connect_magics.spark.session import local_spark_session
-
-        spark = local_spark_session("connect_magics demo")
-        df = spark.createDataFrame(pd.DataFrame(rows, columns=["partition", "offset", "value"]))
-        df.groupBy("partition").count().orderBy("partition").show()
-        df.orderBy("partition", "offset").show(5, truncate=False)
-        spark.stop()
+            spark = local_spark_session("connect_magics demo")
+            df = rt.read_topic(topic, STRING, spark=spark)
+            df.groupBy("partition").count().orderBy("partition").show()
+            df.select("partition", "offset", "value").orderBy("partition", "offset").show(5, truncate=False)
+            spark.stop()
         _say("Demo finished.")
         return 0
     finally:

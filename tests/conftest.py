@@ -60,8 +60,9 @@ def unique() -> str:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):
+    """The one classic SparkSession of the test process, with Spark's Kafka source (spark-sql-kafka)."""
     from connect_magics.spark.session import local_spark_session
 
-    session = local_spark_session(warehouse=Path(tmp_path_factory.mktemp("spark-warehouse")))
+    session = local_spark_session(warehouse=Path(tmp_path_factory.mktemp("spark-warehouse")), packages=["kafka"])
     yield session
     session.stop()

@@ -33,7 +33,8 @@ def read_records(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tupl
                 if m.error():
                     continue
                 out.append((m.key().decode() if m.key() is not None else None, m.value()))
-                positions[m.partition()] = m.offset() + 1
+            for tp in c.position(parts):  # past transaction markers too
+                positions[tp.partition] = max(positions[tp.partition], tp.offset)
             return all(positions[p] >= end for p, end in ends.items())
 
         if any(ends.values()):

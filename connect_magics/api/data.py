@@ -443,6 +443,14 @@ class LRUCache:
         self._items: OrderedDict[Any, Any] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:  # converters travel to Spark executors pickled
+        with self._lock:
+            return {"max_size": self.max_size, "_items": OrderedDict(self._items)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def get(self, key: Any) -> Any:
         with self._lock:
             value = self._items.get(key)

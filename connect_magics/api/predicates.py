@@ -28,7 +28,7 @@ from connect_magics.api.config import (
 )
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import RegexValidator
-from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex
 
 __all__ = ["BUILTIN_PREDICATES", "HasHeaderKey", "Predicate", "RecordIsTombstone", "TopicNameMatches"]
 

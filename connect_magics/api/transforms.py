@@ -46,7 +46,7 @@ from connect_magics.api.data import (
 )
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import ConnectRecord, SinkRecord
-from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex
 
 __all__ = [
     "BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HoistField", "InsertField", "RegexRouter", "RegexValidator",
@@ -87,7 +87,7 @@ class Transformation(ABC):
 
 
 class RegexValidator(Validator):
-    """The value must be a valid Java regular expression (see :mod:`connect_magics.runtime.java_regex`)."""
+    """The value must be a valid Java regular expression (see :mod:`connect_magics.java_regex`)."""
 
     def ensure_valid(self, name: str, value: Any) -> None:
         try:

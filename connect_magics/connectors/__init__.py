@@ -1,4 +1,5 @@
-"""Built-in connectors: Kafka's FileStream connectors, a deterministic data generator and a verifying sink.
+"""Built-in connectors: Kafka's FileStream connectors, a deterministic data generator, a verifying sink and
+the Spark table connectors.
 
 Nothing here is registered as a plugin; each class names its Kafka (Java) class names in ``ALIASES``.
 
@@ -21,11 +22,18 @@ from connect_magics.connectors.file import (
     FileStreamSourceTask,
 )
 from connect_magics.connectors.sequence import SequenceSourceConnector, SequenceSourceTask
+from connect_magics.connectors.spark_table import (
+    SparkTableSinkConnector,
+    SparkTableSinkTask,
+    SparkTableSourceConnector,
+    SparkTableSourceTask,
+)
 from connect_magics.connectors.verifying import VerifyingSinkConnector, VerifyingSinkTask
 
 __all__ = [
     "FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask",
-    "SequenceSourceConnector", "SequenceSourceTask", "VerifyingSinkConnector", "VerifyingSinkTask", "version",
+    "SequenceSourceConnector", "SequenceSourceTask", "SparkTableSinkConnector", "SparkTableSinkTask",
+    "SparkTableSourceConnector", "SparkTableSourceTask", "VerifyingSinkConnector", "VerifyingSinkTask", "version",
 ]
 
 

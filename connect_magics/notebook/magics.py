@@ -21,10 +21,10 @@ from typing import Any
 import pandas as pd
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Dict, Unicode
+from traitlets import Dict, Enum, Unicode
 
 from connect_magics.errors import ConnectRestError
-from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body
+from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body, peek_converter
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,9 @@ class ConnectMagics(Magics):
     bootstrap_servers = Unicode("", help="Kafka bootstrap servers used by %connect start").tag(config=True)
     group_id = Unicode("connect-magics", help="Connect worker group id used by %connect start").tag(config=True)
     worker_config = Dict(help="Kafka Connect worker properties for %connect start").tag(config=True)
+    executor = Enum(("threads", "spark"), "threads",
+                    help="Where %connect start runs tasks: kernel threads, or Spark jobs on the executors of the "
+                         "active SparkSession (docs/spark.md)").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -121,6 +124,8 @@ class ConnectMagics(Magics):
             if not var.isidentifier():
                 raise UsageError(f"-o {var}: not a valid Python variable name")
             self.shell.user_ns[var] = result
+        if args.command == "peek":
+            return result.toPandas()
         return result if isinstance(result, pd.DataFrame) or args.command == "board" else None
 
     def _rt(self) -> Any:
@@ -154,14 +159,16 @@ class ConnectMagics(Magics):
             raise UsageError("bootstrap_servers is not set: pass --bootstrap-servers HOST:PORT, set "
                              "%config ConnectMagics.bootstrap_servers = 'HOST:PORT', or use --embedded")
         try:
-            self.runtime = ConnectRuntime(servers, group, dict(self.worker_config))
+            executor = "spark" if args.spark else self.executor
+            self.runtime = ConnectRuntime(servers, group, dict(self.worker_config), executor=executor)
         except BaseException:
             if broker is not None:
                 broker.stop()
             raise
         self.broker = broker
         where = "embedded broker " if broker is not None else ""
-        print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}")
+        print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}, "
+              f"tasks on {'Spark executors' if executor == 'spark' else 'kernel threads'}")
         return self.runtime
 
     def _start_remote(self, args: argparse.Namespace) -> Any:
@@ -265,6 +272,9 @@ class ConnectMagics(Magics):
         if args.name is not None:
             rt.connector_status(args.name)  # an unknown connector is an error, not an empty table
         return task_metrics_frame(rt.metrics(), args.name)
+
+    def _cmd_peek(self, args: argparse.Namespace, cell: str | None) -> Any:
+        return self._rt().read_topic(args.topic, peek_converter(args), max_records=args.records)
 
     def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
         from connect_magics.rest import RestServer

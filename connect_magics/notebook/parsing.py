@@ -19,11 +19,11 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 
 __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command", "parse_config_body",
-           "parse_properties"]
+           "parse_properties", "peek_converter"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
                  "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "rest",
-                 "close")
+                 "peek", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "ConnectMagics.bootstrap_servers)")
     s.add_argument("--group-id", metavar="G", help="worker group id (default: ConnectMagics.group_id)")
     s.add_argument("--embedded", action="store_true", help="start an embedded Apache Kafka broker and use it")
+    s.add_argument("--spark", action="store_true", help="run tasks as Spark jobs on the active SparkSession's "
+                   "executors (default: ConnectMagics.executor)")
     s.add_argument("--remote", metavar="URL", help="manage the Kafka Connect cluster whose REST API is at URL "
                    "(credentials: $CONNECT_REST_TOKEN, or $CONNECT_REST_USER and $CONNECT_REST_PASSWORD)")
     add("list", "connectors with their states (a DataFrame)", output=True)
@@ -84,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     m = add("metrics", "records read, written and per second, batch times and commits of every task (a DataFrame)",
             output=True)
     m.add_argument("name", metavar="NAME", nargs="?", help="only this connector's tasks")
+    pk = add("peek", "the first records of a topic, decoded by converters (a Spark DataFrame; shown as pandas)",
+             output=True)
+    pk.add_argument("topic", metavar="TOPIC", help="the topic to read")
+    pk.add_argument("-n", "--records", type=_non_negative, default=20, metavar="N",
+                    help="read at most N records, the earliest of every partition in turn (default 20)")
+    pk.add_argument("--converter", metavar="NAME", help="key and value converter (default: the worker's)")
+    pk.add_argument("--key-converter", metavar="NAME", help="key converter (default: --converter's)")
+    pk.add_argument("--property", metavar="KEY=VALUE", action="append", default=[], type=_property,
+                    help="a converter property for both converters, e.g. schemas.enable=false (repeatable)")
     rs = add("rest", "serve Kafka Connect's REST API for this runtime (for tools, not for widgets)")
     rs.add_argument("--port", type=int, default=8083, help="the port on 127.0.0.1 (default 8083; 0: a free one)")
     rs.add_argument("--stop", action="store_true", help="stop the REST server")
@@ -97,6 +108,35 @@ def build_parser() -> argparse.ArgumentParser:
     v = add("validate", "%%%%connect validate [NAME]: validate the cell's config and show its errors", output=True)
     v.add_argument("name", metavar="NAME", nargs="?", help="the connector's name (sets the 'name' config)")
     return p
+
+
+def _non_negative(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return int(text)
+
+
+def _property(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def peek_converter(args: argparse.Namespace) -> dict[str, str] | None:
+    """The connector-style converter config ``%connect peek`` gives ``rt.read_topic`` (None: the worker's).
+
+    >>> peek_converter(parse_command("peek t --converter JsonConverter --property schemas.enable=false"))
+    {'key.converter': 'JsonConverter', 'value.converter': 'JsonConverter', 'key.converter.schemas.enable': 'false', 'value.converter.schemas.enable': 'false'}
+    """
+    names = {"key.converter": args.key_converter or args.converter, "value.converter": args.converter}
+    config = {k: v for k, v in names.items() if v}
+    if not config and args.property:
+        raise UsageError("%connect peek: --property needs --converter (the worker's converters keep their own "
+                         "configuration)")
+    for key, value in args.property:
+        config.update({f"{k}.{key}": value for k in config})
+    return config or None
 
 
 _PARSER = build_parser()

@@ -17,34 +17,32 @@ from typing import Any
 from connect_magics.api.config import ConfigException
 from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
 from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError, NotFoundError
-from connect_magics.runtime.connector_config import (
+from connect_magics.runtime.config.connector_config import (
     CONNECTOR_CLASS,
     CONNECTOR_VERSION,
-    build_transformation_chain,
-    client_overrides,
     config_errors,
     connector_type,
     invalid_config_message,
-    resolve_converter,
     validate_connector_config,
 )
-from connect_magics.runtime.executor import Executor, TaskHandle
+from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.metrics import group_name
-from connect_magics.runtime.offsets import connector_store_spec, start_connector_store
-from connect_magics.runtime.plugin_metrics import TaskPlugins, connector_group, task_groups
-from connect_magics.runtime.plugins import (
+from connect_magics.runtime.plugins.metrics import TaskPlugins, connector_group, task_groups
+from connect_magics.runtime.plugins.registry import (
     PluginDesc,
     PluginNotFoundError,
     Plugins,
     kafka_class_name,
     python_name,
 )
-from connect_magics.runtime.sink_runner import SinkTaskRunner
-from connect_magics.runtime.source_runner import SourceTaskRunner, StoreOffsetReader
-from connect_magics.runtime.task_runner import TaskId, TaskRunner, TaskServices
-from connect_magics.runtime.topic_creation import check_connector_config
-from connect_magics.runtime.topic_tracking import drop_unconsumed_topics
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.topics.creation import check_connector_config
+from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
+from connect_magics.runtime.worker.executor import Executor, TaskHandle
+from connect_magics.runtime.worker.fencing import TaskFence
+from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
+from connect_magics.runtime.worker.source_runner import StoreOffsetReader
+from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
+from connect_magics.runtime.worker.task_runner import TaskId, TaskServices
 from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -73,7 +71,7 @@ class RunningConnector:
     name: str
     desc: PluginDesc
     instance: Connector | None
-    tasks: dict[int, tuple[TaskRunner, TaskHandle]] = field(default_factory=dict)
+    tasks: dict[int, TaskHandle] = field(default_factory=dict)
     task_plugins: dict[int, TaskPlugins] = field(default_factory=dict)  # KIP-891: what each task runs
 
 
@@ -97,6 +95,7 @@ class Herder:
         self._lock = threading.RLock()
         self._background = ThreadPoolExecutor(1, thread_name_prefix="herder")
         self._connector_offset_stores: dict[str, OffsetStore] = {}
+        self._started_tasks: dict[str, set[int]] = {}  # task indexes ever started here, for fence_zombies
 
     # -- start / stop --------------------------------------------------------------------------
     def start(self) -> None:
@@ -135,7 +134,7 @@ class Herder:
     def _connector_desc(self, config: dict[str, str]) -> PluginDesc:
         """KIP-891: the connector plugin in the version ``connector.plugin.version`` selects (newest if unset).
         Raises PluginNotFoundError, VersionedPluginLoadingError or InvalidVersionSpecificationError."""
-        return self.plugins.find(config[CONNECTOR_CLASS], ("source", "sink"), config.get(CONNECTOR_VERSION))
+        return connector_desc(self.services, config)
 
     def connector_info(self, name: str) -> dict[str, Any]:
         cfg = self._config(name, "Connector {c} not found")
@@ -270,8 +269,8 @@ class Herder:
             running = self._running.get(name)
             if running is not None and running.instance is not None:
                 self.status.put_connector(name, "PAUSED", version=running.desc.version)
-                for runner, _ in running.tasks.values():
-                    runner.transition_to(TargetState.PAUSED)
+                for handle in running.tasks.values():
+                    handle.transition_to(TargetState.PAUSED)
 
     def resume_connector(self, name: str) -> None:
         with self._lock:
@@ -286,8 +285,8 @@ class Herder:
                 self._start_connector(name)
                 return
             self.status.put_connector(name, "RUNNING", version=running.desc.version)
-            for runner, _ in running.tasks.values():
-                runner.transition_to(TargetState.STARTED)
+            for handle in running.tasks.values():
+                handle.transition_to(TargetState.STARTED)
 
     def _ensure_connector_started_for(self, name: str, state: TargetState) -> None:
         self.configs.put_target_state(name, state)
@@ -450,47 +449,32 @@ class Herder:
 
     def _start_task(self, running: RunningConnector, index: int, task_config: dict[str, str]) -> None:
         name = running.name
-        config = self.configs.connector_config(name)
-        target = self.configs.target_state(name) or TargetState.STARTED
-        task_id = TaskId(name, index)
+        spec = TaskSpec(TaskId(name, index), self.configs.connector_config(name), task_config,
+                        self.configs.target_state(name) or TargetState.STARTED, running.desc.type,
+                        fenced=self.executor.fences_tasks)
         try:
-            # KIP-891: versions are re-evaluated every time a task starts; the task class comes from the
-            # installation of the connector version selected now.
-            connector_desc = self._connector_desc(config)
-            task_cls = self.plugins.load_class(connector_desc, task_config.get("task.class", "")) \
-                or (running.instance.task_class() if running.instance is not None else None)
-            task = task_cls()
-            version = _version(task)
-            converters = {key: resolve_converter(self.plugins, config, self.wc, key, is_key, connector_desc)
-                          for key, is_key in (("key.converter", True), ("value.converter", False),
-                                              ("header.converter", None))}
-            chain = build_transformation_chain(self.plugins, config)
-            common = dict(
-                task_id=task_id, task=task, task_config=task_config, connector_config=config,
-                services=self.services, target_state=target,
-                key_converter=converters["key.converter"][1], value_converter=converters["value.converter"][1],
-                header_converter=converters["header.converter"][1], chain=chain, version=version)
-            policy = self.wc["connector.client.config.override.policy"]
-            clients = dict(
-                # murmur2: keyed records go to the partitions Kafka Connect's Java producer picks
-                producer_config={"partitioner": "murmur2_random", **self.wc.client_config("producer"),
-                                 "enable.idempotence": True, "acks": "all",
-                                 **client_overrides(config, "producer", policy)},
-                admin_config={**self.wc.client_config("admin"), **client_overrides(config, "admin", policy)})
-            if running.desc.type == "source":
-                runner: TaskRunner = SourceTaskRunner(**common, **clients, offset_stores=self.offset_stores_for(name))
-            else:  # a sink's producer and admin client serve its dead letter queue
-                runner = SinkTaskRunner(**common, **clients, consumer_config={
-                    **self.wc.client_config("consumer"), **client_overrides(config, "consumer", policy)})
+            runner, task_plugins = build_runner(
+                spec, self.services, self.offset_stores_for(name) if running.desc.type == "source" else None,
+                running.instance.task_class() if running.instance is not None else None)
         except Exception as e:  # noqa: BLE001
-            log.error("Failed to start task %s", task_id, exc_info=True)
+            log.error("Failed to start task %s", spec.task_id, exc_info=True)
             self.status.put_task(name, index, "FAILED", trace_of(e))
             return
-        running.task_plugins[index] = TaskPlugins(
-            connector_desc, python_name(task_cls), version, {k: d for k, (d, _) in converters.items()},
-            {s.alias: s.transform_desc for s in chain.stages}, {a: d for a, (d, _) in chain.predicates.items()})
-        handle = self.executor.submit(str(task_id), runner.run)
-        running.tasks[index] = (runner, handle)
+        running.task_plugins[index] = task_plugins
+        running.tasks[index] = self.executor.start(spec, runner)
+        self._started_tasks.setdefault(name, set()).add(index)
+
+    def fence_zombies(self, name: str) -> None:
+        """With a fencing executor, make sure no earlier instance of the connector's tasks (one still
+        stopping, a Spark retry) can commit again: claim each task's fence, as Kafka Connect fences zombie
+        tasks before it alters offsets under KIP-618."""
+        if not self.executor.fences_tasks:
+            return
+        tasks = self._started_tasks.get(name, set()) | self.executor.known_tasks(name)
+        for index in sorted(tasks):
+            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
+            fence.claim()
+            fence.close()
 
     def offset_stores_for(self, name: str) -> list[OffsetStore]:
         """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""
@@ -507,7 +491,7 @@ class Herder:
         return self._lock
 
     def connector_offset_store(self, name: str) -> OffsetStore | None:
-        """The connector's own offsets store (see :func:`~connect_magics.runtime.offsets.connector_store_spec`),
+        """The connector's own offsets store (see :func:`~connect_magics.runtime.worker.offset_stores.connector_store_spec`),
         started on first use and replaced when its config changed; None if it uses only the worker's."""
         with self._lock:
             config = self.configs.connector_config(name)
@@ -521,13 +505,13 @@ class Herder:
                 self._connector_offset_stores[name] = store
             return store
 
-    def _stop_runners(self, entries: list[tuple[TaskRunner, TaskHandle]]) -> None:
+    def _stop_runners(self, handles: list[TaskHandle]) -> None:
         timeout = self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
-        for runner, _ in entries:
-            runner.stop()
-        for runner, handle in entries:
+        for handle in handles:
+            handle.stop()
+        for handle in handles:
             if not handle.join(timeout):
-                log.warning("Graceful stop of task %s failed; it keeps running in the background", runner.id)
+                log.warning("Graceful stop of task %s failed; it keeps running in the background", handle.id)
 
     def _stop_connector_instance(self, running: RunningConnector) -> None:
         if running.instance is not None:
@@ -570,10 +554,9 @@ class Herder:
         running = self._running.get(name)
         self.status.put_connector(name, "FAILED", trace_of(error), running.desc.version if running else None)
 
-    def runner(self, name: str, task: int) -> TaskRunner | None:
+    def task_handle(self, name: str, task: int) -> TaskHandle | None:
         running = self._running.get(name)
-        entry = running.tasks.get(task) if running else None
-        return entry[0] if entry else None
+        return running.tasks.get(task) if running else None
 
     def plugin_metrics(self) -> dict[str, dict[str, Any]]:
         """KIP-891's class and version metrics of every connector and task of this worker (from memory)."""
@@ -589,25 +572,18 @@ class Herder:
 
     def error_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``task-error-metrics`` of every running task (KIP-298 counters)."""
-        return {group_name("task-error-metrics", connector=name, task=index): runner.errors.metrics()
+        return {group_name("task-error-metrics", connector=name, task=index): handle.error_metrics()
                 for name, running in list(self._running.items())
-                for index, (runner, _) in sorted(running.tasks.items())}
+                for index, handle in sorted(running.tasks.items())}
 
     def task_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task."""
-        return {group_name(runner.METRICS_GROUP, connector=name, task=index): runner.metrics()
+        return {group_name(handle.metrics_group, connector=name, task=index): handle.metrics()
                 for name, running in list(self._running.items())
-                for index, (runner, _) in sorted(running.tasks.items())}
+                for index, handle in sorted(running.tasks.items())}
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))
-
-
-def _version(obj: Any) -> str | None:
-    try:
-        return str(obj.version())
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _str(value: Any) -> str:

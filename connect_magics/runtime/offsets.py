@@ -28,22 +28,22 @@ import logging
 import math
 import re
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import partition_key
 from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import TopicPartition
 from connect_magics.errors import BadRequestError, ConnectRestError, NotFoundError
-from connect_magics.runtime.connector_config import CONNECTOR_CLASS, client_overrides
-from connect_magics.runtime.plugins import PluginDesc, PluginNotFoundError
-from connect_magics.runtime.sink_runner import sink_group_id
-from connect_magics.runtime.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.runtime.config.connector_config import CONNECTOR_CLASS, client_overrides
+from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundError
+from connect_magics.runtime.worker.offset_stores import OFFSETS_TOPIC_CONFIG, REQUEST_TIMEOUT_S
+from connect_magics.runtime.worker.sink_runner import sink_group_id
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.group_offsets import (
     GroupOffsetsError,
@@ -52,7 +52,7 @@ from connect_magics.storage.group_offsets import (
     delete_group_offsets,
     list_group_offsets,
 )
-from connect_magics.storage.kafka_log import client_logger, ensure_topic
+from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, validate_format, write_offsets
 
 if TYPE_CHECKING:
@@ -61,13 +61,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "OFFSETS_TOPIC_CONFIG",
-           "alter_offsets", "connector_store_spec", "get_offsets", "reset_offsets", "start_connector_store",
-           "success_message"]
+           "alter_offsets", "get_offsets", "reset_offsets", "success_message"]
 
-OFFSETS_TOPIC_CONFIG = "offsets.storage.topic"
 KAFKA_TOPIC_KEY, KAFKA_PARTITION_KEY, KAFKA_OFFSET_KEY = "kafka_topic", "kafka_partition", "kafka_offset"
-REQUEST_TIMEOUT_S = 30.0
-"""How long one request may wait for Kafka (reading an offsets topic to its end, a write, an admin call)."""
 
 EMPTY_REQUEST = "Partitions / offsets need to be provided for an alter offsets request"
 NOT_STOPPED = ("Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
@@ -142,6 +138,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
         entries = _parse_request(body)
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
+        herder.fence_zombies(name)
         if desc.type == "sink":
             return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
         return _alter_source(herder, name, config, desc, _normalized_source_offsets(entries))
@@ -151,6 +148,7 @@ def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
     """``DELETE /connectors/{name}/offsets``: forget every offset of the connector (idempotent)."""
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
+        herder.fence_zombies(name)
         if desc.type == "sink":
             return _reset_sink(herder, name, config, desc)
         return _alter_source(herder, name, config, desc, None)
@@ -495,78 +493,3 @@ def _maybe_wrap(error: BaseException, message: str) -> ConnectRestError:
     if isinstance(error, ConnectException):
         return ConnectRestError(str(error))
     return ConnectRestError(message)
-
-
-# -- the connector's own offsets store -------------------------------------------------------------------------
-
-_cluster_ids: dict[tuple, str | None] = {}
-_cluster_ids_lock = threading.Lock()
-
-
-def _cluster_id(client: Mapping[str, str]) -> str | None:
-    key = tuple(sorted(client.items()))
-    with _cluster_ids_lock:
-        if key in _cluster_ids:
-            return _cluster_ids[key]
-    try:
-        cid = AdminClient({**client, "logger": client_logger("admin")}).list_topics(timeout=10).cluster_id
-    except Exception:  # noqa: BLE001 - unreachable: treat as another cluster; starting the store will tell
-        return None
-    with _cluster_ids_lock:
-        _cluster_ids[key] = cid
-    return cid
-
-
-def connector_store_spec(config: Mapping[str, str], wc: WorkerConfig) -> tuple[str, dict[str, str]] | None:
-    """``(topic, client config)`` of a source connector's own offsets store, None if it uses only the worker's.
-
-    It has one when it sets ``offsets.storage.topic``, or when its producer (else admin) overrides point at
-    another Kafka cluster than the worker's; the topic is then ``offsets.storage.topic``, else the worker's
-    ``offset.storage.topic``, on the connector's cluster. The worker's own topic on the worker's cluster is
-    no separate store (Kafka's ``ConnectorOffsetBackingStore`` rules).
-
-    >>> wc = WorkerConfig("a:9092", "g")
-    >>> connector_store_spec({"offsets.storage.topic": "mine"}, wc)[0]
-    'mine'
-    >>> connector_store_spec({}, wc) is None
-    True
-    """
-    policy = wc["connector.client.config.override.policy"]
-    client = wc.client_config()
-    for kind in ("admin", "producer"):  # the producer writes the offsets, so its cluster wins
-        overrides = client_overrides(config, kind, policy)
-        client.update({k: v for k, v in overrides.items() if k.startswith(CLIENT_KEYS_PREFIXES)})
-    worker = wc.client_config()
-    same_cluster = client.get("bootstrap.servers") == worker.get("bootstrap.servers") or (
-        (cid := _cluster_id(client)) is not None and cid == _cluster_id(worker))
-    topic = (config.get(OFFSETS_TOPIC_CONFIG) or "").strip() or wc["offset.storage.topic"]
-    if same_cluster and topic == wc["offset.storage.topic"]:
-        return None
-    return topic, client
-
-
-def start_connector_store(spec: tuple[str, dict[str, str]], wc: WorkerConfig) -> OffsetStore:
-    """Create the topic of a connector's own offsets store if needed (compacted, with the worker's
-    ``offset.storage.*`` settings) and start reading it."""
-    topic, client = spec
-    admin = AdminClient({**client, "logger": client_logger("admin")})
-    ensure_topic(admin, topic, wc.int("offset.storage.partitions"), wc.int("offset.storage.replication.factor"),
-                 {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S)
-    deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    while True:  # a topic just created may not have a (ready) leader for every partition yet
-        store = OffsetStore(topic, client)
-        try:
-            store.start(max(1.0, deadline - time.monotonic()))
-            return store
-        except KafkaException as e:
-            store.stop()
-            if e.args[0].code() not in _NOT_READY or time.monotonic() > deadline:
-                raise
-        except Exception:
-            store.stop()
-            raise
-        time.sleep(0.2)
-
-
-_NOT_READY = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
-              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION, KafkaError._UNKNOWN_TOPIC)

@@ -15,11 +15,11 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from connect_magics.runtime.executor import Executor, ThreadExecutor
+from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
-from connect_magics.runtime.plugins import Plugins
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.worker.executor import Executor, ThreadExecutor
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
@@ -34,7 +34,9 @@ class ConnectRuntime:
     """A Kafka Connect worker inside this Python process, with all of its state in Kafka.
 
     ``worker_config`` takes Kafka Connect's worker property names. ``executor`` is ``"threads"``
-    (tasks on driver threads, the default) or an :class:`~connect_magics.runtime.executor.Executor`.
+    (tasks on driver threads, the default), ``"spark"`` (each task a Spark job on the executors of
+    ``spark``, by default the active SparkSession, else a local one; see docs/spark.md) or an
+    :class:`~connect_magics.runtime.worker.executor.Executor`.
     Errors raise :class:`~connect_magics.errors.ConnectRestError` with the HTTP status Kafka Connect
     would answer. Use as a context manager, or call :meth:`close`.
     """
@@ -45,10 +47,10 @@ class ConnectRuntime:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
-        self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
+        self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         config_topic = wc["config.storage.topic"]
         partitions = ensure_topic(self.admin, config_topic, 1, wc.int("config.storage.replication.factor"), COMPACT)
         if partitions != 1:
@@ -78,10 +80,13 @@ class ConnectRuntime:
     def _executor(self, name: str) -> Executor:
         if name == "threads":
             return ThreadExecutor()
-        if name == "spark":  # PRODUCT.md's next surface; see docs/deviations.md
-            raise ValueError("Invalid value spark for executor: running tasks as Spark jobs is not available yet; "
-                             "use 'threads' or pass an Executor")
-        raise ValueError(f"Invalid value {name} for executor: must be 'threads' or an Executor")
+        if name == "spark":
+            from connect_magics.spark.executor import SparkExecutor
+            from connect_magics.spark.session import spark_session
+
+            self.spark = spark_session(self.spark)
+            return SparkExecutor(self.spark, self.worker_config, self.plugins, self.admin)
+        raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
 
     # -- connectors ---------------------------------------------------------------------------------
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:
@@ -113,7 +118,7 @@ class ConnectRuntime:
 
     def password_keys(self, config: Mapping[str, str]) -> set[str]:
         """The keys of a connector config whose values are passwords (type PASSWORD), for masking."""
-        from connect_magics.runtime.connector_config import password_keys
+        from connect_magics.runtime.config.connector_config import password_keys
 
         return password_keys(self.plugins, config)
 
@@ -165,7 +170,7 @@ class ConnectRuntime:
 
     # -- topic creation (KIP-158) -----------------------------------------------------------------
     # Everything below serves the explain API and the record of created topics; the rules are in
-    # runtime/topic_creation.py, the admin calls in runtime/topic_admin.py (docs/topic-creation.md).
+    # runtime/topics/creation.py, the admin calls in runtime/worker/topic_admin.py (docs/topic-creation.md).
 
     def explain_topic_creation(self, config_or_connector_name: str | Mapping[str, Any],
                                topics: list[str] | tuple[str, ...] | None = None,
@@ -192,13 +197,13 @@ class ConnectRuntime:
             ('default', 3)
         """
         from connect_magics.errors import BadRequestError
-        from connect_magics.runtime.topic_admin import explain_topics
-        from connect_magics.runtime.topic_creation import (
+        from connect_magics.runtime.topics.creation import (
             TopicCreation,
             TopicCreationConfigError,
             inactive_reason,
             topic_name_error,
         )
+        from connect_magics.runtime.worker.topic_admin import explain_topics
 
         name: str | None = None
         if isinstance(config_or_connector_name, str):
@@ -302,6 +307,27 @@ class ConnectRuntime:
         return self.alter_offsets(name, frame_to_request(frame, partition_columns, offset_columns,
                                                          known=lambda: self.get_offsets(name)))
 
+    def read_topic(self, topic: str, converter: Any = None, starting: Any = "earliest", ending: Any = "latest",
+                   max_records: int | None = None, reader: str = "auto", options: Mapping[str, str] | None = None,
+                   spark: Any = None) -> Any:
+        """``topic``'s records as a Spark DataFrame (``topic``, ``partition``, ``offset``, ``timestamp``, ``key``,
+        ``value``, ``headers``), keys and values decoded by ``converter``: None for the worker's converters,
+        a name or :class:`~connect_magics.api.converters.Converter` for both, or a connector-style config
+        (``{"value.converter": ..., "value.converter.schemas.enable": "false"}``). Reads the offsets from
+        ``starting`` to ``ending`` (``"earliest"``, ``"latest"`` or ``{partition: offset}``), at most
+        ``max_records``, with Spark's Kafka source when the session has it, else a consumer (``reader``:
+        ``"auto"``, ``"kafka-source"``, ``"consumer"``). Session: ``spark``, else the runtime's, else the
+        active one, else a local one. See :mod:`connect_magics.spark.topic_frame`.
+
+        >>> rt.read_topic("orders", {"value.converter": "JsonConverter",
+        ...                          "value.converter.schemas.enable": "false"}).select("value.*")  # doctest: +SKIP
+        """
+        from connect_magics.spark.topic_frame import converters, read_topic
+
+        key_converter, value_converter = converters(self.plugins, self.worker_config, converter)
+        return read_topic(spark or self.spark, self.worker_config.client_config("consumer"), topic, key_converter,
+                          value_converter, starting, ending, max_records, reader, options)
+
     # -- topics and metrics (KIP-558, KIP-1278) -----------------------------------------------------
     # Status calls: answered from memory, never waiting on the broker (docs/status-and-topics.md).
 
@@ -313,7 +339,7 @@ class ConnectRuntime:
         >>> rt.connector_topics("orders-sink")  # doctest: +SKIP
         {'orders-sink': {'topics': ['orders']}}
         """
-        from connect_magics.runtime.topic_tracking import check_allowed
+        from connect_magics.runtime.topics.tracking import check_allowed
 
         self._check_topics_name(name)
         check_allowed(self.worker_config)
@@ -327,7 +353,7 @@ class ConnectRuntime:
         >>> rt.reset_connector_topics("orders-sink"); rt.connector_topics("orders-sink")  # doctest: +SKIP
         {'orders-sink': {'topics': []}}
         """
-        from connect_magics.runtime.topic_tracking import check_allowed
+        from connect_magics.runtime.topics.tracking import check_allowed
 
         self._check_topics_name(name)
         check_allowed(self.worker_config, reset=True)
@@ -351,8 +377,8 @@ class ConnectRuntime:
     # -- end of topics and metrics ------------------------------------------------------------------
 
     # -- plugins and versions (KIP-891) -------------------------------------------------------------
-    # Discovery, isolation and selection are in runtime/plugins.py and runtime/plugin_loader.py, version
-    # configs and validation in runtime/connector_config.py, metrics in runtime/plugin_metrics.py
+    # Discovery, isolation and selection are in runtime/plugins/registry.py and runtime/plugins/loader.py, version
+    # configs and validation in runtime/config/connector_config.py, metrics in runtime/plugins/metrics.py
     # (docs/plugins.md).
 
     def connector_plugins(self, connectors_only: bool = True) -> list[dict[str, str]]:
@@ -376,7 +402,7 @@ class ConnectRuntime:
         >>> [k["name"] for k in rt.connector_plugin_config("VersionedSource", version="2.0.0")]  # doctest: +SKIP
         ['topic', 'interval.ms', 'greeting']
         """
-        from connect_magics.runtime.connector_config import plugin_config_keys
+        from connect_magics.runtime.config.connector_config import plugin_config_keys
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from connect_magics.spark.frames import spark_frame
+
 __all__ = ["META_KEY", "frame_to_request", "offsets_to_frame", "offsets_to_spark"]
 
 META_KEY = "connect_offsets"
@@ -303,5 +305,4 @@ def offsets_to_spark(spark: Any, offsets: Mapping[str, Any] | Iterable[Mapping[s
             data[c] = [None if v is None else Decimal(v) for v in data[c]]
         metadata = {META_KEY: {"columns": {k: list(v) for k, v in roles.items()}}} if roles else {}
         fields.append(T.StructField(c, spark_type, True, metadata))
-    rows = [tuple(data[c][i] for c in columns) for i in range(len(frame))]
-    return spark.createDataFrame(rows, T.StructType(fields))
+    return spark_frame(spark, [data[c] for c in columns], T.StructType(fields))

@@ -1,12 +1,15 @@
-"""Getting a SparkSession: the caller's active one, or a small local one with quiet logs."""
+"""Getting a SparkSession: the caller's active one, or a small local one with quiet logs and, on request,
+Maven packages (Spark's Kafka source, Delta Lake; see :mod:`connect_magics.spark.packages`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
+from connect_magics.spark.packages import package_confs, unresolved_artifacts
 
 
 def active_spark_session() -> Any | None:
@@ -18,13 +21,25 @@ def active_spark_session() -> Any | None:
     return SparkSession.getActiveSession()
 
 
+def spark_session(spark: Any = None) -> Any:
+    """``spark`` if given, else the session active in this thread, else :func:`local_spark_session`."""
+    return spark or active_spark_session() or local_spark_session()
+
+
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
-                        warehouse: Path | None = None) -> Any:
+                        warehouse: Path | None = None, packages: Iterable[str] = ()) -> Any:
     """A local SparkSession with 2 cores, ``memory`` of driver heap and warnings-only logging.
 
+    ``packages`` names Maven packages to load (``"kafka"``, ``"delta"``), in the versions that fit the
+    installed pyspark; the first session resolves them from Maven Central into Ivy's cache. A package
+    that cannot be resolved raises a RuntimeError naming the missing ``group:artifact:version``.
     Chooses a Java that Spark 4 supports (17 or 21) explicitly, through JAVA_HOME, unless
     JAVA_HOME already points at one.
+
+    >>> spark = local_spark_session(packages=["kafka"])  # doctest: +SKIP
+    >>> spark.read.format("kafka").option("kafka.bootstrap.servers", "127.0.0.1:9092")  # doctest: +SKIP
     """
+    confs = package_confs(packages)
     from pyspark.sql import SparkSession
 
     java = find_java(prefer=SPARK_JAVA_VERSIONS)
@@ -44,6 +59,36 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    session = builder.getOrCreate()
+    for key, value in confs.items():
+        builder = builder.config(key, value)
+    _check_packages(confs)
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:
+        if not confs:
+            raise
+        coordinates = confs["spark.jars.packages"].split(",")
+        missing = unresolved_artifacts(coordinates, java.executable)
+        if not missing:
+            raise
+        raise RuntimeError(f"Cannot start a SparkSession with packages {coordinates}: Ivy cannot resolve "
+                           f"{', '.join(missing)} from Maven Central (check the version and the network; "
+                           "Ivy's report is in the output above)") from e
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _check_packages(confs: dict[str, str]) -> None:
+    """A running Spark ignores new packages (and must keep its catalog): refuse to reuse one that lacks them."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    wanted = [c for c in confs.get("spark.jars.packages", "").split(",") if c]
+    if context is None or not wanted:
+        return
+    loaded = (context.getConf().get("spark.jars.packages") or "").split(",")
+    absent = [c for c in wanted if c not in loaded]
+    if absent:
+        raise RuntimeError(f"A SparkSession is already running without {', '.join(absent)}; packages load only "
+                           "when Spark starts: stop it (spark.stop()) and ask again, or start it with "
+                           "spark.jars.packages")

@@ -118,6 +118,7 @@ class KafkaLog:
                 log.warning("Reading %s failed: %s", self.topic, e)
                 continue
             if not msgs:
+                self._note_positions()  # transaction markers move the position without a message
                 continue
             for m in msgs:
                 if m.error():
@@ -133,6 +134,18 @@ class KafkaLog:
                 for m in msgs:
                     self._positions[m.partition()] = max(self._positions.get(m.partition(), 0), m.offset() + 1)
                 self._cond.notify_all()
+
+    def _note_positions(self) -> None:
+        """The reader's positions (on the reader's thread), which pass transaction markers, as reached."""
+        try:
+            positions = self._consumer.position([TopicPartition(self.topic, p) for p in self._partitions])
+        except KafkaException:
+            return
+        with self._cond:
+            for tp in positions:
+                if tp.offset >= 0 and tp.offset > self._positions.get(tp.partition, 0):
+                    self._positions[tp.partition] = tp.offset
+                    self._cond.notify_all()
 
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
         """The end offset of every partition that has anything left to read (compaction can leave a
@@ -181,9 +194,11 @@ class KafkaLog:
                 self._producer.poll(0.05)
         self._producer.poll(0)
 
-    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback) -> int:
+    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback,
+                 producer: Producer | None = None) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
-        runs once, after the broker answered for the last one."""
+        runs once, after the broker answered for the last one. ``producer`` replaces the log's own (a
+        transactional one, for fenced writes)."""
         if not records:
             callback(None)
             return 0
@@ -200,7 +215,8 @@ class KafkaLog:
             if last:
                 callback(first_error[0])
 
-        produce, poll, topic = self._producer.produce, self._producer.poll, self.topic
+        producer = producer or self._producer
+        produce, poll, topic = producer.produce, producer.poll, self.topic
         for key, value in records:
             while True:
                 try:

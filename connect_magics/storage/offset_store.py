@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from confluent_kafka import Producer
+
 from connect_magics.storage.config_store import dumps
 from connect_magics.storage.kafka_log import KafkaLog
 
@@ -129,8 +131,9 @@ class OffsetStore:
             return {freeze(p): parts[freeze(p)][1] for p in partitions if freeze(p) in parts}
 
     def write(self, connector: str, offsets: Iterable[tuple[Partition, Offset]],
-              callback: Callable[[BaseException | None], None] | None = None) -> int:
-        """Write offsets asynchronously; ``callback`` runs once, after the last acknowledgement."""
+              callback: Callable[[BaseException | None], None] | None = None, producer: Producer | None = None) -> int:
+        """Write offsets asynchronously; ``callback`` runs once, after the last acknowledgement. ``producer``
+        replaces the store's own (a task fence's transactional producer)."""
         with self._lock:
             known = dict(self._keys.get(connector, {}))
         prefix = b"[" + dumps(connector) + b","
@@ -146,17 +149,19 @@ class OffsetStore:
             value = None if offset is None else dumps(offset)
             written[(key, value)] = (connector, dict(partition), frozen, None if offset is None else dict(offset))
             records.append((key, value))
-        return self.log.send_all(records, callback or (lambda _err: None))
+        return self.log.send_all(records, callback or (lambda _err: None), producer)
 
 
 def write_offsets(stores: list[OffsetStore], connector: str, offsets: Iterable[tuple[Partition, Offset]],
-                  callback: Callable[[BaseException | None], None], timeout: float = 30.0) -> None:
+                  callback: Callable[[BaseException | None], None], timeout: float = 30.0,
+                  producer: Producer | None = None) -> None:
     """Write through ``stores`` = [worker store, connector store (primary) if any] as Kafka's
     ``ConnectorOffsetBackingStore.set`` does: with a secondary (worker) store and tombstones, everything
     goes to the secondary first (waiting up to ``timeout``; a failure fails the write), then to the
     primary; without tombstones, to the primary, then copied best-effort to the secondary.
 
-    ``callback(error_or_None)`` runs once the primary answered.
+    ``callback(error_or_None)`` runs once the primary answered. ``producer`` writes to the primary instead of
+    its own (a task fence's transactional producer).
 
     >>> write_offsets([worker_store], "c", [({"f": "a"}, {"pos": 1})], print)  # doctest: +SKIP
     None
@@ -191,4 +196,4 @@ def write_offsets(stores: list[OffsetStore], connector: str, offsets: Iterable[t
             secondary.write(connector, items, copied)
         callback(err)
 
-    primary.write(connector, items, primary_written)
+    primary.write(connector, items, primary_written, producer)

@@ -1,7 +1,7 @@
 """The status topic: connector, task and active-topic statuses (``KafkaStatusBackingStore``).
 
 Writes never block the caller: they update the in-memory view at once and go to Kafka through a
-:class:`~connect_magics.runtime.status_retry.StatusSender` that retries with backoff (KIP-1278).
+:class:`~connect_magics.storage.status_retry.StatusSender` that retries with backoff (KIP-1278).
 Reads never touch the broker. Once this store has written a key, its in-memory value is the newest
 one and records of that key read back from the topic are ours (one runtime per group id), so they
 are not applied again, except connector and task statuses written by another worker or generation,
@@ -20,9 +20,9 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
-from connect_magics.runtime.status_retry import METRICS_GROUP, RetryPolicy, StatusSender
 from connect_magics.storage.config_store import dumps
 from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.status_retry import METRICS_GROUP, RetryPolicy, StatusSender
 
 log = logging.getLogger(__name__)
 

@@ -269,4 +269,4 @@ def test_no_errant_record_reporter_without_a_dead_letter_queue_or_error_log(rt: 
     rt.create_connector(name, {"connector.class": "RejectingSink", "topics": topic, "key.converter": STRING,
                                "value.converter": STRING})
     wait_until(lambda: WRITTEN.get(name) == ["good"], 30, message="the record written")
-    assert rt.herder.runner(name, 0).task.reporter is None
+    assert rt.herder.task_handle(name, 0).runner.task.reporter is None

@@ -225,3 +225,30 @@ topic.creation.default.replication.factor=1
         shell.run_line_magic("connect", "rest --port 0")
     shell.run_line_magic("connect", "rest --stop")
     assert magics(shell).rest_server is None
+
+
+def test_peek_shows_a_topics_first_records_decoded(shell: InteractiveShell, unique: str, bootstrap: str,
+                                                  spark) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"peek-{unique}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(5):
+        producer.produce(topic, f'{{"n": {i}}}'.encode(), f"k{i}".encode())
+    assert producer.flush(30) == 0
+    shell.run_line_magic("connect", "start")
+    shown = shell.run_line_magic("connect", f"peek {topic} -n 3 -o df --key-converter StringConverter "
+                                            "--converter JsonConverter --property schemas.enable=false")
+    assert list(shown["key"]) == ["k0", "k1", "k2"] and [v["n"] for v in shown["value"]] == [0, 1, 2]
+    df = shell.user_ns["df"]  # the Spark DataFrame (spark: the session active in this thread)
+    assert df.schema["value"].dataType.simpleString() == "struct<n:bigint>" and df.count() == 3
+    with pytest.raises(ConnectMagicError, match=f"Topic 'no-{topic}' does not exist") as e:
+        shell.run_line_magic("connect", f"peek no-{topic}")
+    assert e.value.status == 404
+    with pytest.raises(ConnectMagicError, match="Invalid value Nope for key.converter"):
+        shell.run_line_magic("connect", f"peek {topic} --converter Nope")
+    with pytest.raises(UsageError, match="argument -n/--records: must be an integer >= 0"):
+        shell.run_line_magic("connect", f"peek {topic} -n -1")

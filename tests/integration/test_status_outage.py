@@ -25,11 +25,11 @@ from connect_magics.api.connector import SourceConnector, SourceTask, Task
 from connect_magics.api.errors import ConnectException
 from connect_magics.errors import ConflictError
 from connect_magics.local import EmbeddedBroker
-from connect_magics.runtime.plugins import Plugins, python_name
-from connect_magics.runtime.status_retry import METRICS_GROUP
+from connect_magics.runtime.plugins.registry import Plugins, python_name
+from connect_magics.storage.status_retry import METRICS_GROUP
 
 BOUND = 1.0  # seconds: a status call or status-only state change during the outage must return within this
-RETRY_LOGGER = "connect_magics.runtime.status_retry"
+RETRY_LOGGER = "connect_magics.storage.status_retry"
 
 
 class IdleSourceTask(SourceTask):

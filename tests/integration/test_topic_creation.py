@@ -153,7 +153,7 @@ def test_routed_topic_created_with_matched_group_settings(runtime_factory, admin
         "max.message.bytes": "2000000",
     }
     assert entries["segment.bytes"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-    assert routed in rt.herder.runner("orders-src", 0)._known_topics  # the per-task cache
+    assert routed in rt.herder.task_handle("orders-src", 0).runner._known_topics  # the per-task cache
 
     (created,) = rt.created_topics("orders-src")
     assert {
@@ -417,7 +417,7 @@ def test_sink_connectors_ignore_topic_creation_with_a_warning(
         **creation(7, 3, **{"groups": "g, g"}),
     }
     assert rt.validate_connector_config({**config, "name": "sink"})["error_count"] == 0
-    with caplog.at_level(logging.WARNING, logger="connect_magics.runtime.topic_creation"):
+    with caplog.at_level(logging.WARNING, logger="connect_magics.runtime.topics.creation"):
         rt.create_connector("sink", config)
     wait_until(lambda: states(rt, "sink") == ("RUNNING", ["RUNNING"]), 30, message="sink RUNNING")
     assert any(
@@ -431,8 +431,8 @@ def test_sink_connectors_ignore_topic_creation_with_a_warning(
 
 
 def test_existing_topic_is_success_and_checks_never_create(admin, unique) -> None:
-    from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
-    from connect_magics.runtime.topic_creation import TopicCreation
+    from connect_magics.runtime.topics.creation import TopicCreation
+    from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
 
     topic, absent = f"there-{unique}", f"absent-{unique}"
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)

@@ -3,6 +3,7 @@ Kafka Connect worker through :class:`~connect_magics.remote.RemoteRuntime`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,9 @@ def test_magics_manage_kafka_connect(shell: InteractiveShell, java_connect: Java
     lines = tmp_path / "in.txt"
     lines.write_text("".join(f"{n}\n" for n in range(1, 11)))
     name, topic = f"remote-{unique}", f"remote-{unique}"
-    shell.run_cell_magic("connect", f"create {name}", f"""
-connector.class=FileStreamSource
-file={lines}
-topic={topic}
-value.converter={STRING}
-topic.creation.default.partitions=1
-topic.creation.default.replication.factor=1
-""")
+    shell.run_cell_magic("connect", f"create {name}", json.dumps({  # a JSON body this time
+        "connector.class": "FileStreamSource", "file": str(lines), "topic": topic, "value.converter": STRING,
+        "topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "1"}))
     wait_until(lambda: tuple(shell.run_line_magic("connect", f"status {name}")["state"]) == ("RUNNING", "RUNNING"),
                60, message="RUNNING on Kafka Connect")
     listing = shell.run_line_magic("connect", "list")

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from connect_magics.api.errors import ConnectException, RetriableException
-from connect_magics.runtime.error_handling import (
+from connect_magics.runtime.worker.error_handling import (
     ErrorSettings,
     RecordErrorHandler,
     Stage,
@@ -94,7 +94,7 @@ def test_a_stop_ends_the_retries() -> None:
 
 def test_errors_log(caplog: pytest.LogCaptureFixture) -> None:
     h = handler(tolerance="all", log_enable=True)
-    with caplog.at_level(logging.ERROR, logger="connect_magics.runtime.error_handling"):
+    with caplog.at_level(logging.ERROR, logger="connect_magics.runtime.worker.error_handling"):
         h.handle(failing(ValueError("bad value")), lambda: None, record=None)
     assert "Error encountered in task conn-0. Executing stage 'TRANSFORMATION' with class " \
            f"'{Upper.__module__}.Upper'" in caplog.text

@@ -1,4 +1,4 @@
-"""Tests for the Java → Python regex translation (connect_magics.runtime.java_regex).
+"""Tests for the Java → Python regex translation (connect_magics.java_regex).
 
 The match and error vectors were recorded by running ``Pattern.compile(p).matcher(s).matches()`` on
 OpenJDK 17 and 25; the Python translation must give the same answers.
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from connect_magics.runtime import java_regex
-from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex, translate_java_regex
+from connect_magics import java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex, translate_java_regex
 
 pytestmark = pytest.mark.unit
 

@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 
 from connect_magics.errors import BadRequestError
+from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.offsets import (
     _java_string,
     _parse_request,
     _parse_sink_offsets,
-    connector_store_spec,
     success_message,
 )
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.worker.offset_stores import connector_store_spec
 from connect_magics.spark.offsets_frame import META_KEY, frame_to_request, offsets_to_frame
 
 BIG = 2**63 - 1

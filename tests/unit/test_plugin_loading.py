@@ -17,15 +17,15 @@ import versioned_plugins as vp
 
 from connect_magics.api.transforms import Transformation
 from connect_magics.errors import BadRequestError, NotFoundError
-from connect_magics.runtime.connector_config import plugin_config_keys, validate_connector_config
-from connect_magics.runtime.plugin_loader import Installation, public_module_name
-from connect_magics.runtime.plugins import (
+from connect_magics.runtime.config.connector_config import plugin_config_keys, validate_connector_config
+from connect_magics.runtime.plugins.loader import Installation, public_module_name
+from connect_magics.runtime.plugins.registry import (
     PluginNotFoundError,
     Plugins,
     VersionedPluginLoadingError,
     python_name,
 )
-from connect_magics.runtime.versions import InvalidVersionSpecificationError
+from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError
 
 VERSIONS = ["1.0.0", "1.1.0", "2.0.0-rc1", "2.0.0"]
 AVAILABLE = "[1.0.0, 1.1.0, 2.0.0-rc1, 2.0.0]"

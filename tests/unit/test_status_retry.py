@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from connect_magics.runtime.status_retry import (
+from connect_magics.storage.status_retry import (
     BACKOFF_MULTIPLIER_CONFIG,
     INITIAL_BACKOFF_MS_CONFIG,
     JITTER_FACTOR_CONFIG,
@@ -877,7 +877,7 @@ def test_retry_config_error_is_a_config_exception() -> None:
 )
 def test_worker_config_rejects_each_invalid_status_setting_naming_it(props: dict, key: str) -> None:
     from connect_magics.api.config import ConfigException
-    from connect_magics.runtime.worker_config import WorkerConfig
+    from connect_magics.runtime.config.worker_config import WorkerConfig
 
     with pytest.raises(ConfigException) as info:
         WorkerConfig("127.0.0.1:9", "g", props)
@@ -885,7 +885,7 @@ def test_worker_config_rejects_each_invalid_status_setting_naming_it(props: dict
 
 
 def test_worker_config_carries_the_policy_and_request_timeout() -> None:
-    from connect_magics.runtime.worker_config import WorkerConfig
+    from connect_magics.runtime.config.worker_config import WorkerConfig
 
     wc = WorkerConfig("127.0.0.1:9", "g", {MAX_RETRIES_CONFIG: 7, JITTER_FACTOR_CONFIG: "0"})
     assert wc.retry_policy == RetryPolicy(max_retries=7, jitter_factor=0.0)
@@ -894,7 +894,7 @@ def test_worker_config_carries_the_policy_and_request_timeout() -> None:
 
 
 def test_worker_config_accepts_the_request_timeout_bounds() -> None:
-    from connect_magics.runtime.worker_config import WorkerConfig
+    from connect_magics.runtime.config.worker_config import WorkerConfig
 
     for value in ("10", "2147483647"):
         wc = WorkerConfig("127.0.0.1:9", "g", {"status.storage.request.timeout.ms": value})

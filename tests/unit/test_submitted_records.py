@@ -1,7 +1,7 @@
 """SubmittedRecords: an offset becomes committable only when every earlier record of its partition was acked."""
 
 from connect_magics.api.records import SourceRecord
-from connect_magics.runtime.source_runner import SubmittedBatch, SubmittedRecords
+from connect_magics.runtime.worker.source_runner import SubmittedBatch, SubmittedRecords
 
 
 def rec(partition: dict | None, offset: dict | None) -> SourceRecord:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from connect_magics.runtime.task_metrics import BatchTimes, SinkTaskMetrics, SourceTaskMetrics, WindowedRate
+from connect_magics.runtime.worker.task_metrics import (
+    BatchTimes,
+    SinkTaskMetrics,
+    SourceTaskMetrics,
+    WindowedRate,
+)
 
 pytestmark = pytest.mark.unit
 

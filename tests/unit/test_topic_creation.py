@@ -1,4 +1,4 @@
-"""Tests for source-connector topic creation rules (connect_magics.runtime.topic_creation).
+"""Tests for source-connector topic creation rules (connect_magics.runtime.topics.creation).
 
 Cases follow Apache Kafka's TopicCreationTest and SourceConnectorConfigTest.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from connect_magics.runtime.topic_creation import (
+from connect_magics.runtime.topics.creation import (
     DEFAULT_GROUP,
     TOPIC_CREATION_PREFIX,
     NewTopicSpec,
@@ -555,7 +555,7 @@ def test_config_error_is_a_config_exception_naming_the_first_key() -> None:
 
 
 def test_check_connector_config_for_sources_and_sinks() -> None:
-    from connect_magics.runtime.topic_creation import check_connector_config
+    from connect_magics.runtime.topics.creation import check_connector_config
 
     warnings: list[str] = []
     tc = check_connector_config("src", "source", base(groups="default"), True, warnings.append)
@@ -583,7 +583,7 @@ def test_check_connector_config_for_sources_and_sinks() -> None:
 
 
 def test_inactive_reason() -> None:
-    from connect_magics.runtime.topic_creation import inactive_reason
+    from connect_magics.runtime.topics.creation import inactive_reason
 
     assert inactive_reason(base(), True) is None
     assert "topic.creation.enable=false" in inactive_reason(base(), False)
@@ -618,7 +618,7 @@ def test_new_topic_spec_in_java_format() -> None:
     ],
 )
 def test_topic_name_error(name: object, error: str | None) -> None:
-    from connect_magics.runtime.topic_creation import topic_name_error
+    from connect_magics.runtime.topics.creation import topic_name_error
 
     assert topic_name_error(name) == error
 
@@ -626,7 +626,7 @@ def test_topic_name_error(name: object, error: str | None) -> None:
 def test_rejected_settings_name_the_connector_keys() -> None:
     from confluent_kafka import KafkaError
 
-    from connect_magics.runtime.topic_admin import rejected_settings
+    from connect_magics.runtime.worker.topic_admin import rejected_settings
 
     (g,) = build(
         base(groups="g", g__include="x", g__partitions="2", g__cleanup__policy="bogus", g__retention__ms="1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_magics.errors import ForbiddenError
-from connect_magics.runtime.topic_tracking import check_allowed, sink_topic_filter
+from connect_magics.runtime.topics.tracking import check_allowed, sink_topic_filter
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Tests for connect_magics.runtime.versions.
+"""Tests for connect_magics.runtime.plugins.versions.
 
 Most vectors are ported from Apache Maven 3.9.6 (maven-artifact ``ComparableVersionTest`` and
 ``VersionRangeTest``); the remaining ones pin Maven 3.9.6 behaviour checked against the real Java classes,
@@ -12,8 +12,8 @@ import itertools
 
 import pytest
 
-from connect_magics.runtime import versions
-from connect_magics.runtime.versions import (
+from connect_magics.runtime.plugins import versions
+from connect_magics.runtime.plugins.versions import (
     ComparableVersion,
     InvalidVersionSpecificationError,
     Restriction,

@@ -27,7 +27,7 @@ from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, KafkaException,
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.api.errors import ConnectException, RetriableException
-from connect_magics.runtime.plugins import kafka_class_name, python_name
+from connect_magics.runtime.plugins.registry import kafka_class_name, python_name
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,15 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
-from connect_magics.runtime.error_handling import ConsumedRecord, DeadLetterQueue, Stage, StagedError, staged
-from connect_magics.runtime.task_metrics import SinkTaskMetrics
-from connect_magics.runtime.task_runner import TaskRunner
+from connect_magics.runtime.worker.error_handling import (
+    ConsumedRecord,
+    DeadLetterQueue,
+    Stage,
+    StagedError,
+    staged,
+)
+from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
+from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
 log = logging.getLogger(__name__)
@@ -154,6 +160,7 @@ class SinkTaskRunner(TaskRunner):
         for tp in gone:
             self.assigned.discard(tp)
             self.current.pop(tp, None)
+            self.seeks.pop(tp, None)
             self._positions.pop((tp.topic, tp.partition), None)
         self._position_query = None
         if self.pending is not None:  # their records will be consumed again from the committed offsets
@@ -176,7 +183,14 @@ class SinkTaskRunner(TaskRunner):
         """One round of Kafka's ``WorkerSinkTask.iteration``: rewind, poll, put (even an empty batch, as
         Kafka Connect does), commit when due."""
         for tp, offset in list(self.seeks.items()):
-            self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            try:
+                self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as e:
+                # A partition open() just rewound is fetched only once librdkafka applied the assignment
+                # (seek() answers _STATE until then): seek again after this poll.
+                if e.args[0].code() == KafkaError._STATE and tp in self.assigned:
+                    continue
+                raise
             self.current[tp] = offset
             self._positions.pop((tp.topic, tp.partition), None)  # whatever position follows is news
             del self.seeks[tp]
@@ -350,7 +364,10 @@ class SinkTaskRunner(TaskRunner):
                    if tp in self.assigned]
         if offsets:
             try:
-                self.consumer.commit(offsets=offsets, asynchronous=False)
+                if self.fence is not None:  # refused once a newer instance of the task started
+                    self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata())
+                else:
+                    self.consumer.commit(offsets=offsets, asynchronous=False)
                 self.task_metrics.commits.record(1)
             except KafkaException as e:
                 if e.args[0].code() != KafkaError._NO_OFFSET:

@@ -7,13 +7,13 @@ Plugins come from three places, as in Kafka Connect:
 * installed distributions declaring entry points in the group ``connect_magics.plugins`` (an entry
   point names a class, ``pkg.mod:Class``, or a module whose plugin classes are all taken);
 * the worker's ``plugin.path``: each subdirectory, wheel or zip of a listed directory is one
-  installation, imported in isolation (see :mod:`connect_magics.runtime.plugin_loader`), so two
+  installation, imported in isolation (see :mod:`connect_magics.runtime.plugins.loader`), so two
   versions of one plugin with the same module names are both available.
 
 A plugin is found by its class name (a Python path such as ``mypkg.source.MySourceConnector``, or
 the Kafka Java name it mirrors, such as ``org.apache.kafka.connect.file.FileStreamSourceConnector``)
 or by an alias: the simple class name, and for connectors also that name without ``Connector``.
-A version range (:func:`~connect_magics.runtime.versions.connector_version_requirement`) picks the
+A version range (:func:`~connect_magics.runtime.plugins.versions.connector_version_requirement`) picks the
 newest installed version inside it.
 
 >>> Plugins().find("FileStreamSource").type
@@ -48,13 +48,17 @@ from connect_magics.api.converters import (
 )
 from connect_magics.api.predicates import BUILTIN_PREDICATES, Predicate
 from connect_magics.api.transforms import BUILTIN_TRANSFORMS, Transformation
-from connect_magics.runtime.plugin_loader import (
+from connect_magics.runtime.plugins.loader import (
     ARCHIVE_SUFFIXES,
     Installation,
     installation_of,
     public_module_name,
 )
-from connect_magics.runtime.versions import ComparableVersion, VersionRange, connector_version_requirement
+from connect_magics.runtime.plugins.versions import (
+    ComparableVersion,
+    VersionRange,
+    connector_version_requirement,
+)
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +191,7 @@ class PluginDesc:
 def to_version_range(spec: str | VersionRange | None) -> VersionRange | None:
     """A configured version (``None``, ``"latest"``, a bare version or a Maven range) as a range.
 
-    Raises :class:`~connect_magics.runtime.versions.InvalidVersionSpecificationError` with Maven's message.
+    Raises :class:`~connect_magics.runtime.plugins.versions.InvalidVersionSpecificationError` with Maven's message.
 
     >>> str(to_version_range("1.2")), to_version_range("latest")
     ('[1.2,1.2]', None)
@@ -212,12 +216,16 @@ class Plugins:
         self._index: dict[str, list[PluginDesc]] = {}
         self._lock = threading.RLock()
         self.installations: list[Installation] = []
+        #: ``register()`` calls made after construction, to be repeated where tasks run in other processes.
+        self.registrations: list[tuple[type, tuple[str, ...], str, str | None, bool]] = []
+        self._constructed = False
         for cls, names in _builtin_classes():
             self.register(cls, names)
         if entry_points:
             self._discover_entry_points()
         for directory in _path_entries(plugin_path):
             self.add_plugin_path(directory)
+        self._constructed = True
         for cls in extra:
             self.register(cls)
 
@@ -228,6 +236,8 @@ class Plugins:
 
         ``version`` defaults to what ``cls().version()`` says.
         """
+        if self._constructed and location == "classpath":
+            self.registrations.append((cls, tuple(names), location, version, isolated))
         names = [*names, *getattr(cls, "ALIASES", ())]
         public = python_name(cls)
         class_name = next((n for n in names if "." in n), public)

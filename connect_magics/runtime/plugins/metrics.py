@@ -9,7 +9,7 @@ Groups (keys as :func:`~connect_magics.runtime.metrics.group_name` writes them):
 * ``connector-transform-metrics,connector=C,task=N,transform=A``: ``transform-class``, ``transform-version``;
 * ``connector-predicate-metrics,connector=C,task=N,predicate=P``: ``predicate-class``, ``predicate-version``.
 
->>> from connect_magics.runtime.plugins import Plugins
+>>> from connect_magics.runtime.plugins.registry import Plugins
 >>> desc = Plugins().find("FileStreamSource")
 >>> tp = TaskPlugins(desc, "connect_magics.connectors.file.FileStreamSourceTask", desc.version)
 >>> sorted(task_groups("c", 0, tp))
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_magics.runtime.metrics import group_name
-from connect_magics.runtime.plugins import PluginDesc
+from connect_magics.runtime.plugins.registry import PluginDesc
 
 _CONVERTER_METRICS = {"key.converter": "key-converter", "value.converter": "value-converter",
                       "header.converter": "header-converter"}

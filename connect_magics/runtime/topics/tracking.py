@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from connect_magics.errors import ForbiddenError
-from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex
 from connect_magics.storage.status_store import StatusStore
 
 log = logging.getLogger(__name__)

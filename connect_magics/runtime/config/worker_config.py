@@ -15,7 +15,7 @@ import socket
 from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
-from connect_magics.runtime.status_retry import RetryPolicy
+from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
     "offset.storage.partitions": "25",

@@ -26,7 +26,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from connect_magics.api.errors import ConnectException, RetriableException
-from connect_magics.runtime.topic_creation import (
+from connect_magics.runtime.topics.creation import (
     PARTITIONS_CONFIG,
     REPLICATION_FACTOR_CONFIG,
     NewTopicSpec,

@@ -360,7 +360,7 @@ class VersionRange:
         >>> VersionRange.create_from_version_spec("[1.0,1.2),(1.1,1.3]")
         Traceback (most recent call last):
         ...
-        connect_magics.runtime.versions.InvalidVersionSpecificationError: Ranges overlap: [1.0,1.2),(1.1,1.3]
+        connect_magics.runtime.plugins.versions.InvalidVersionSpecificationError: Ranges overlap: [1.0,1.2),(1.1,1.3]
         """
         return _create_from_version_spec(spec)
 

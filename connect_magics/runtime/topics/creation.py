@@ -17,7 +17,7 @@ Behaviour and messages follow Apache Kafka's ``SourceConnectorConfig``, ``TopicC
 * Extra log warnings (Kafka is silent): ``topic.creation.default.include``/``exclude`` being ignored,
   ``topic.creation.*`` keys that belong to no group, and connector settings ignored because the worker
   has ``topic.creation.enable=false``.
-* Patterns are Java regular expressions translated by :mod:`connect_magics.runtime.java_regex`; one that
+* Patterns are Java regular expressions translated by :mod:`connect_magics.java_regex`; one that
   Python cannot express is reported like a syntax error, naming the construct.
 
 Example::
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from connect_magics.api.config import ConfigException
-from connect_magics.runtime.java_regex import JavaRegexError, compile_java_regex
+from connect_magics.java_regex import JavaRegexError, compile_java_regex
 
 __all__ = [
     "DEFAULT_GROUP",

@@ -29,7 +29,7 @@ from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import Transformation
 from connect_magics.errors import BadRequestError, NotFoundError
-from connect_magics.runtime.plugins import (
+from connect_magics.runtime.plugins.registry import (
     PLUGIN_VERSION_SUFFIX,
     PluginDesc,
     PluginNotFoundError,
@@ -38,7 +38,7 @@ from connect_magics.runtime.plugins import (
     import_class,
     to_version_range,
 )
-from connect_magics.runtime.versions import InvalidVersionSpecificationError, VersionRange
+from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError, VersionRange
 
 CONNECTOR_CLASS = "connector.class"
 #: KIP-891's ``connector.plugin.version`` (``ConnectorConfig.CONNECTOR_VERSION``).
@@ -214,7 +214,7 @@ def connector_config_def(connector_type: str, worker: Mapping[str, str] | None =
 
 def _full_match(regex: str, topic: str) -> bool:
     """Whether a Java ``topics.regex`` matches the whole topic name (False for a pattern that does not compile)."""
-    from connect_magics.runtime.java_regex import compile_java_regex
+    from connect_magics.java_regex import compile_java_regex
 
     try:
         return compile_java_regex(regex).fullmatch(topic) is not None
@@ -321,7 +321,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
     KIP-891 version keys recommend the installed versions (newest first) and default to the newest; a
     version range no installed plugin matches is an error of both the class key and its version key.
     """
-    from connect_magics.runtime.topic_creation import validate_topic_creation
+    from connect_magics.runtime.topics.creation import validate_topic_creation
 
     worker = worker or {}
     class_name = config.get(CONNECTOR_CLASS)

@@ -18,11 +18,11 @@ from connect_magics.api.connector import OffsetStorageReader, SourceTask, Source
 from connect_magics.api.converters import ByteArrayConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
-from connect_magics.runtime.error_handling import Stage, staged
-from connect_magics.runtime.task_metrics import SourceTaskMetrics
-from connect_magics.runtime.task_runner import TaskRunner
-from connect_magics.runtime.topic_admin import create_or_find_topic, describe_topic
-from connect_magics.runtime.topic_creation import TopicCreation
+from connect_magics.runtime.topics.creation import TopicCreation
+from connect_magics.runtime.worker.error_handling import Stage, staged
+from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
+from connect_magics.runtime.worker.task_runner import TaskRunner
+from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
@@ -170,6 +170,9 @@ class SourceTaskRunner(TaskRunner):
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
     def initialize(self) -> None:
+        if self.fence is not None:  # offsets committed by the instance this one just fenced
+            for store in self.offset_stores:
+                store.read_to_end()
         self._producer = Producer({**self.producer_config, "logger": client_logger("producer")})
         self.task.initialize(SourceTaskContext(self.task_config,
                                                StoreOffsetReader(self.id.connector, self.offset_stores)))
@@ -350,19 +353,30 @@ class SourceTaskRunner(TaskRunner):
             if err is not None:
                 errors.append(err)
                 log.error("Task %s failed to commit offsets: %s", self.id, err)
-            else:
-                try:
-                    self.task.commit()
-                except Exception:  # noqa: BLE001
-                    log.warning("Task %s: commit() raised", self.id, exc_info=True)
+            elif self.fence is None:
+                self._task_commit()
             done.set()
 
+        if self.fence is not None:  # in a transaction, refused once a newer instance of the task started
+            with self.fence.transaction() as producer:
+                write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout, producer)
+                producer.flush(self.flush_timeout)
+                if errors:
+                    raise errors[0]
+            self._task_commit()
+            return True
         write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout)
         if wait:
             deadline = time.monotonic() + self.flush_timeout
             while not done.is_set() and time.monotonic() < deadline:
                 self.offset_stores[-1].log.poll(0.05)
         return not errors
+
+    def _task_commit(self) -> None:
+        try:
+            self.task.commit()
+        except Exception:  # noqa: BLE001
+            log.warning("Task %s: commit() raised", self.id, exc_info=True)
 
     def commit_on_stop(self) -> None:
         deadline = time.monotonic() + self.flush_timeout

@@ -17,16 +17,17 @@ from typing import Any, TypeVar
 
 from connect_magics.api.connector import Task
 from connect_magics.api.records import ConnectRecord, Headers
-from connect_magics.runtime.connector_config import TransformationChain
-from connect_magics.runtime.error_handling import (
+from connect_magics.runtime.config.connector_config import TransformationChain
+from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.worker.error_handling import (
     ErrorSettings,
     RecordErrorHandler,
     Stage,
     StagedError,
     staged,
 )
-from connect_magics.runtime.plugins import Plugins
-from connect_magics.runtime.worker_config import WorkerConfig
+from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.status_store import StatusStore
 
@@ -60,7 +61,7 @@ class TaskRunner(ABC):
     def __init__(self, task_id: TaskId, task: Task, task_config: Mapping[str, str],
                  connector_config: Mapping[str, str], services: TaskServices, target_state: TargetState,
                  key_converter: Any, value_converter: Any, header_converter: Any,
-                 chain: TransformationChain, version: str | None = None) -> None:
+                 chain: TransformationChain, version: str | None = None, fence: TaskFence | None = None) -> None:
         self.id = task_id
         self.task = task
         self.task_config = dict(task_config)
@@ -71,11 +72,13 @@ class TaskRunner(ABC):
         self.header_converter = header_converter
         self.chain = chain
         self.version = version
+        self.fence = fence  # commits go through it when set: see runtime/worker/fencing.py
         self.errors = RecordErrorHandler(ErrorSettings.from_config(connector_config), str(task_id), self._backoff)
         self._target = target_state
         self._cond = threading.Condition()
         self._stopping = False
         self._failed = False
+        self._fenced = False
         self.done = threading.Event()
         self.on_stopped: Callable[[TaskRunner], None] | None = None
 
@@ -101,6 +104,11 @@ class TaskRunner(ABC):
     @property
     def failed(self) -> bool:
         return self._failed
+
+    @property
+    def fenced(self) -> bool:
+        """True once a newer instance of this task took over (it then stops without committing)."""
+        return self._fenced
 
     METRICS_GROUP: str  # Kafka Connect's metric group of the task type
 
@@ -130,6 +138,8 @@ class TaskRunner(ABC):
         """The task's whole life; returns when stopped or failed."""
         reported_paused = False
         try:
+            if self.fence is not None:
+                self.fence.claim()  # before anything is read: earlier instances can no longer commit
             self.initialize()
             self.task.start(self.task_config)
             if self.paused:
@@ -143,6 +153,9 @@ class TaskRunner(ABC):
                     self.on_pause_change(reported_paused)
                     self._report("PAUSED" if reported_paused else "RUNNING")
                 self.execute_once()
+        except TaskFencedError:
+            self._fenced = True
+            log.warning("Task %s was fenced by a newer instance and stops without committing", self.id)
         except BaseException as e:  # noqa: BLE001 - a task failure must never escape its thread
             self._failed = True
             log.error("Task %s failed", self.id, exc_info=True)
@@ -150,7 +163,11 @@ class TaskRunner(ABC):
         finally:
             # Safe after a failure too: only acknowledged (source) or put (sink) records are committed.
             try:
-                self.commit_on_stop()
+                if not self._fenced:
+                    self.commit_on_stop()
+            except TaskFencedError:
+                self._fenced = True
+                log.warning("Task %s was fenced by a newer instance: its last offsets are not committed", self.id)
             except Exception:  # noqa: BLE001
                 log.warning("Task %s could not commit its offsets while stopping", self.id, exc_info=True)
             try:
@@ -162,7 +179,9 @@ class TaskRunner(ABC):
             except Exception:  # noqa: BLE001
                 log.warning("Closing task %s failed", self.id, exc_info=True)
             self.chain.close()
-            if not self._failed:
+            if self.fence is not None:
+                self.fence.close()
+            if not self._failed and not self._fenced:  # a fenced instance's successor owns the status
                 self._report("UNASSIGNED")
             self.done.set()
             if self.on_stopped is not None:

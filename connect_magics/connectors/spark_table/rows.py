@@ -1,0 +1,178 @@
+"""Sink records to Arrow tables: the value's columns, optional Kafka coordinates, key and headers.
+
+A value that is a :class:`~connect_magics.api.Struct` gives one column per field, typed by its Connect
+schema (JsonConverter with schemas); a map (schemaless JSON) one column per key, typed as Arrow infers
+it over the whole batch; any other value a single ``value`` column. Column types are kept from one
+batch to the next (:class:`TableRows` remembers them), so that every file of a table agrees: a column a
+batch has only nulls for takes its earlier type, and a value that does not fit its column's type
+fails the task with a message naming the column.
+
+Example::
+
+    >>> from connect_magics.api.records import SinkRecord
+    >>> rows = TableRows(coordinates=True)
+    >>> rows.table([SinkRecord("t", 0, None, None, None, {"id": 1}, 1700000000000, kafka_offset=7)]).to_pylist()[0]["id"]
+    1
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from connect_magics.api.config import java_str
+from connect_magics.api.data import Struct
+from connect_magics.api.errors import DataException
+from connect_magics.api.records import SinkRecord
+from connect_magics.connectors.spark_table.arrow_types import TIMESTAMP, arrow_type, arrow_value, plain_value
+from connect_magics.connectors.spark_table.settings import COORDINATE_COLUMNS
+
+__all__ = ["VALUE_COLUMN", "TableRows"]
+
+VALUE_COLUMN = "value"
+"""The column of values that are neither structs nor maps."""
+
+_HEADERS_TYPE = pa.map_(pa.string(), pa.string())
+
+
+class TableRows:
+    """Builds the Arrow table of a list of sink records, with column types stable across calls.
+
+    ``coordinates`` adds ``kafka_topic``, ``kafka_partition``, ``kafka_offset`` and ``kafka_timestamp``
+    (where the record was consumed); ``key_column`` and ``headers_column`` name the key's and the
+    headers' columns (empty: none); ``null_values`` is ``"ignore"`` (skip tombstones) or ``"fail"``.
+    """
+
+    def __init__(self, coordinates: bool = False, key_column: str = "", headers_column: str = "",
+                 null_values: str = "ignore") -> None:
+        self.coordinates = coordinates
+        self.key_column = key_column
+        self.headers_column = headers_column
+        self.null_values = null_values
+        self.known: dict[str, pa.DataType] = {}
+
+    def table(self, records: Sequence[SinkRecord]) -> pa.Table:
+        """The rows of ``records`` (tombstones left out or refused), as a table."""
+        if any(r.value is None for r in records):
+            if self.null_values == "fail":
+                r = next(r for r in records if r.value is None)
+                raise DataException(f"The record at offset {r.original_kafka_offset} of {r.original_topic}-"
+                                    f"{r.original_kafka_partition} has a null value, and behavior.on.null.values"
+                                    "=fail")
+            records = [r for r in records if r.value is not None]
+        columns = _value_columns([r.value for r in records])
+        extra = self._extra_columns(records)
+        for name, column in extra.items():
+            if name in columns:
+                raise DataException(f"Column '{name}' of the values clashes with the column of the same name "
+                                    "the connector adds; rename it (for example with ReplaceField)")
+            columns[name] = column
+        return self._stable(columns)
+
+    def _extra_columns(self, records: Sequence[SinkRecord]) -> dict[str, pa.Array]:
+        extra: dict[str, pa.Array] = {}
+        if self.coordinates:
+            topic, partition, offset, timestamp = COORDINATE_COLUMNS
+            extra[topic] = pa.array([r.original_topic for r in records], pa.string())
+            extra[partition] = pa.array([r.original_kafka_partition for r in records], pa.int32())
+            extra[offset] = pa.array([r.original_kafka_offset for r in records], pa.int64())
+            extra[timestamp] = pa.array([r.timestamp for r in records], pa.int64()) \
+                .cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
+        if self.key_column:
+            extra[self.key_column] = _infer([plain_value(r.key) for r in records], self.key_column)
+        if self.headers_column:
+            extra[self.headers_column] = pa.array(
+                [[*{h.key: _header_text(h.value) for h in r.headers}.items()] if r.has_headers() else None
+                 for r in records], _HEADERS_TYPE)
+        return extra
+
+    def _stable(self, columns: dict[str, pa.Array]) -> pa.Table:
+        """The columns cast to the types earlier batches gave them; all-null columns of no known type left out."""
+        names, arrays = [], []
+        for name, column in columns.items():
+            known = self.known.get(name)
+            if known is None:
+                if pa.types.is_null(column.type):
+                    continue
+                self.known[name] = column.type
+            elif column.type != known:
+                column = self._cast(name, column, known)
+            names.append(name)
+            arrays.append(column)
+        return pa.Table.from_arrays(arrays, names=names)
+
+    def _cast(self, name: str, column: pa.Array, known: pa.DataType) -> pa.Array:
+        """``column`` as the column's type: nested types may gain fields and nulls take any type; values of a
+        narrower type convert (integers into a double column); anything else is refused."""
+        try:
+            target = _unified(name, known, column.type, "default")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            try:
+                target = _unified(name, known, column.type, "permissive")
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                target = None
+            if target != known:
+                raise DataException(f"Column '{name}' holds {known} values; this batch has {column.type} values, "
+                                    "which would change its type") from None
+        try:
+            cast = column.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise DataException(f"Column '{name}' holds {target} values; this batch's {column.type} values do "
+                                f"not convert: {e}") from None
+        self.known[name] = target
+        return cast
+
+
+def _unified(name: str, known: pa.DataType, new: pa.DataType, promote: str) -> pa.DataType:
+    schemas = [pa.schema([(name, known)]), pa.schema([(name, new)])]
+    return pa.unify_schemas(schemas, promote_options=promote).field(name).type
+
+
+def _value_columns(values: list[Any]) -> dict[str, pa.Array]:
+    """The value columns of non-null values: struct fields, map keys, or a single ``value`` column."""
+    if values and all(type(v) is Struct for v in values):
+        parts = [_struct_columns(list(run)) for _, run in itertools.groupby(values, key=lambda v: id(v.schema))]
+        if len(parts) == 1:
+            return parts[0]
+        merged = pa.concat_tables([pa.table(p) for p in parts], promote_options="permissive")
+        return dict(zip(merged.column_names, (c.combine_chunks() for c in merged.columns), strict=True))
+    if values and all(isinstance(v, Mapping) for v in values):
+        rows = pa.array([plain_value(v) for v in values])
+        if not pa.types.is_struct(rows.type):
+            raise DataException(f"Map values must have string keys to become columns; got {rows.type}")
+        return {field.name: rows.field(i) for i, field in enumerate(rows.type)}
+    return {VALUE_COLUMN: _infer([plain_value(v) for v in values], VALUE_COLUMN)}
+
+
+def _struct_columns(structs: list[Struct]) -> dict[str, pa.Array]:
+    """The columns of structs sharing one schema, typed by it."""
+    columns = {}
+    for field in structs[0].schema.fields:
+        column = [s.get(field) for s in structs]
+        convert = arrow_value(field.schema)
+        if convert is not None:
+            column = [None if v is None else convert(v) for v in column]
+        try:
+            columns[field.name] = pa.array(column, arrow_type(field.schema))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise DataException(f"Field '{field.name}' does not convert to {arrow_type(field.schema)}: {e}") from e
+    return columns
+
+
+def _infer(values: list[Any], name: str) -> pa.Array:
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise DataException(f"The values of column '{name}' have no common Arrow type: {e}") from e
+
+
+def _header_text(value: Any) -> str | None:
+    """A header value as text: strings as they are, bytes as UTF-8, anything else as Java prints it."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return java_str(value)

@@ -1,0 +1,139 @@
+"""``SparkTableSink``: records of Kafka topics into a Parquet directory or a Delta table, exactly once.
+
+A task buffers the records of each topic partition and writes them (with pyarrow or delta-rs, never a
+SparkSession, so it runs the same on a kernel thread and in a Spark executor's Python worker) when a
+partition has ``flush.size`` records or when the runtime commits offsets. Each write commits the rows
+together with the offsets they cover (see :mod:`.table_logs`); when partitions are assigned the task
+reads the table's offsets and rewinds the consumer there, and drops any record below them or already
+buffered, so a record is written once whatever the consumer group's committed offsets say. ``pre_commit`` writes what is
+buffered first, so it only reports offsets whose records are in the table.
+
+Example::
+
+    rt.create_connector("orders-table", {
+        "connector.class": "SparkTableSink", "topics": "orders", "table": "orders", "format": "delta",
+        "kafka.coordinates": "true", "value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    spark.read.format("delta").load("spark-warehouse/orders")
+"""
+
+from __future__ import annotations
+
+import logging
+
+from connect_magics.api.connector import SinkConnector, SinkTask, Task
+from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
+from connect_magics.connectors.file import _plugin_version
+from connect_magics.connectors.spark_table import settings as s
+from connect_magics.connectors.spark_table.rows import TableRows
+from connect_magics.connectors.spark_table.table_connector import TableConnector
+from connect_magics.connectors.spark_table.table_logs import DeltaLog, ParquetLog, TableLog
+
+__all__ = ["SparkTableSinkConnector", "SparkTableSinkTask"]
+
+log = logging.getLogger(__name__)
+
+
+class SparkTableSinkConnector(TableConnector, SinkConnector):
+    """Writes the records of ``topics`` into the table at ``path`` (or named ``table``), exactly once.
+
+    Settings: ``path`` or ``table`` (+ ``warehouse.dir``), ``format`` (parquet, delta),
+    ``kafka.coordinates``, ``key.column``, ``headers.column``, ``flush.size``, ``behavior.on.null.values``.
+    Offsets live in the table: altering or resetting the consumer group's offsets (KIP-875) does not move
+    a partition the table already holds records of.
+
+    Example::
+
+        >>> c = SparkTableSinkConnector()
+        >>> c.start({"topics": "orders", "path": "/tmp/orders"})
+        >>> c.task_configs(2)[1]["path"]
+        '/tmp/orders'
+    """
+
+    ALIASES: tuple[str, ...] = ()
+    definition = staticmethod(s.sink_config_def)
+    problems = staticmethod(s.sink_problems)
+
+    def task_class(self) -> type[Task]:
+        return SparkTableSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props) for _ in range(max_tasks)]
+
+
+class SparkTableSinkTask(SinkTask):
+    """Buffers records per topic partition and commits them with their offsets (see the module's docs)."""
+
+    def __init__(self) -> None:
+        self.table_log: TableLog | None = None
+        self.rows = TableRows()
+        self.flush_size = 1
+        self.buffers: dict[tuple[str, int], list[SinkRecord]] = {}
+        # Per partition, the offset after the last record in the table or buffered: records below it
+        # (redelivered after a rewind, or consumed from lagging group offsets) are already taken care of.
+        self.expected: dict[tuple[str, int], int] = {}
+
+    def version(self) -> str:
+        return _plugin_version()
+
+    def start(self, props: dict[str, str]) -> None:
+        parsed = SparkTableSinkConnector.parse(props)
+        directory = s.table_dir(parsed)
+        self.table_log = DeltaLog(directory) if parsed[s.FORMAT_CONFIG] == "delta" else ParquetLog(directory)
+        self.rows = TableRows(parsed[s.COORDINATES_CONFIG], parsed[s.KEY_COLUMN_CONFIG],
+                              parsed[s.HEADERS_COLUMN_CONFIG], parsed[s.NULL_VALUES_CONFIG])
+        self.flush_size = parsed[s.FLUSH_SIZE_CONFIG]
+        self.buffers.clear()
+        self.expected.clear()
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        """Rewind each partition to the offset after the last one the table holds."""
+        found = self.table_log.durable_offsets(partitions)  # type: ignore[union-attr]
+        for tp, offset in found.items():
+            self.expected[(tp.topic, tp.partition)] = offset
+        if found:
+            log.info("Resuming from the offsets in the table: %s", found)
+            self.context.offset(found)
+
+    def put(self, records: SinkRecords) -> None:
+        if not records:
+            return
+        expected, buffers = self.expected, self.buffers
+        for r in records:
+            key, offset = (r.original_topic, r.original_kafka_partition), r.original_kafka_offset
+            if offset < expected.get(key, 0):
+                continue  # in the table or buffered already
+            expected[key] = offset + 1
+            buffer = buffers.get(key)
+            if buffer is None:
+                buffer = buffers[key] = []
+            buffer.append(r)
+        full = [key for key, buffer in buffers.items() if len(buffer) >= self.flush_size]
+        if full:
+            self._write(full)
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        self._write(list(self.buffers))
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Write every buffered record; then everything ``put`` received is in the table."""
+        self.flush(current_offsets)
+        return current_offsets
+
+    def _write(self, keys: list[tuple[str, int]]) -> None:
+        batch = {}
+        for key in keys:
+            records = self.buffers.pop(key)
+            table = self.rows.table(records)
+            if table.num_rows:
+                batch[TopicPartition(*key)] = (table, records[0].original_kafka_offset,
+                                               records[-1].original_kafka_offset)
+        if batch:
+            self.table_log.commit(batch)  # type: ignore[union-attr]
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self.buffers.pop((tp.topic, tp.partition), None)
+            self.expected.pop((tp.topic, tp.partition), None)
+
+    def stop(self) -> None:
+        self.buffers.clear()

@@ -1,0 +1,101 @@
+"""Where tasks run. The herder hands an :class:`Executor` a task's spec and the runner built from it, and
+gets back a :class:`TaskHandle` to control it with. :class:`ThreadExecutor` runs the runner on a daemon
+thread of the kernel; :class:`connect_magics.spark.executor.SparkExecutor` runs the same spec as a
+Spark job on an executor, where the runner is built again.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import Any
+
+from connect_magics.runtime.worker.task_factory import TaskSpec
+from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner
+from connect_magics.storage.config_store import TargetState
+
+
+class TaskHandle(ABC):
+    """The herder's view of one running task instance."""
+
+    id: TaskId
+    metrics_group: str  # Kafka Connect's metric group of the task type
+
+    @abstractmethod
+    def transition_to(self, state: TargetState) -> None:
+        """Pause or resume the task."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Ask the task to stop (commit what it can, then end); returns at once."""
+
+    @abstractmethod
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the task to end; True if it has."""
+
+    @abstractmethod
+    def metrics(self) -> dict[str, float]:
+        """The task's ``source-task-metrics`` / ``sink-task-metrics``."""
+
+    @abstractmethod
+    def error_metrics(self) -> dict[str, Any]:
+        """The task's ``task-error-metrics``."""
+
+
+class Executor(ABC):
+    """Runs task instances somewhere and hands back handles to control them."""
+
+    name: str
+    #: Whether tasks commit through a :class:`~connect_magics.runtime.worker.fencing.TaskFence`.
+    fences_tasks: bool = False
+
+    @abstractmethod
+    def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
+        """Run the task ``spec`` describes; ``runner`` was built from it in this process."""
+
+    def known_tasks(self, connector: str) -> set[int]:
+        """Indexes of the connector's tasks this executor knows were started (also by earlier runtimes)."""
+        return set()
+
+    def close(self) -> None:
+        """Release whatever the executor holds."""
+
+
+class LocalTaskHandle(TaskHandle):
+    """A runner running in this process."""
+
+    def __init__(self, runner: TaskRunner, thread: threading.Thread) -> None:
+        self.runner = runner
+        self.id = runner.id
+        self.metrics_group = runner.METRICS_GROUP
+        self._thread = thread
+
+    def transition_to(self, state: TargetState) -> None:
+        self.runner.transition_to(state)
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def metrics(self) -> dict[str, float]:
+        return self.runner.metrics()
+
+    def error_metrics(self) -> dict[str, Any]:
+        return self.runner.errors.metrics()
+
+
+class ThreadExecutor(Executor):
+    """Each task on its own daemon thread in the driver: the lowest latency, the default on a laptop."""
+
+    name = "threads"
+
+    def __init__(self, fence_tasks: bool = False) -> None:
+        self.fences_tasks = fence_tasks
+
+    def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
+        thread = threading.Thread(target=runner.run, name=f"task-{spec.task_id}", daemon=True)
+        thread.start()
+        return LocalTaskHandle(runner, thread)

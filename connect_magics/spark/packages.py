@@ -1,0 +1,121 @@
+"""Maven packages for a local SparkSession, derived from what is installed: never a second Spark version.
+
+``kafka`` is Spark's Kafka source and sink (``org.apache.spark:spark-sql-kafka-0-10_{scala}:{spark}``,
+the installed pyspark's version and Scala binary version); ``delta`` is Delta Lake
+(``io.delta:delta-spark_{scala}:{delta}``, the version of the installed ``delta-spark`` Python package,
+``pip install connect-magics[delta]``). Spark resolves them through Ivy from Maven Central, once, into
+its Ivy cache (``~/.ivy2.5.2``); :func:`unresolved_artifacts` names what it could not find.
+
+>>> kafka_coordinate("4.2.0", "2.13")
+'org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0'
+>>> package_confs(["delta"], spark_version="4.2.0", scala="2.13", delta="4.4.0")["spark.jars.packages"]
+'io.delta:delta-spark_2.13:4.4.0'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+
+from connect_magics.local.jars import _ivy_jar, cache_dir
+
+__all__ = ["PACKAGES", "delta_coordinate", "installed_delta_version", "kafka_coordinate", "package_confs",
+           "pyspark_scala_version", "unresolved_artifacts"]
+
+PACKAGES = ("kafka", "delta")
+"""The names ``local_spark_session(packages=...)`` accepts."""
+
+DELTA_CONFS = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+               "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+
+_SPARK_CORE_JAR = re.compile(r"^spark-core_(\d+\.\d+)-.+\.jar$")
+_UNRESOLVED = re.compile(r"::\s+([\w.\-]+)#([\w.\-]+);([\w.\-]+):\s+not found")
+
+
+def kafka_coordinate(spark_version: str, scala: str) -> str:
+    """Spark's Kafka source for Spark ``spark_version`` built with Scala ``scala``."""
+    return f"org.apache.spark:spark-sql-kafka-0-10_{scala}:{spark_version}"
+
+
+def delta_coordinate(delta_version: str, scala: str) -> str:
+    """Delta Lake's Spark artifact ``delta_version`` for Scala ``scala``."""
+    return f"io.delta:delta-spark_{scala}:{delta_version}"
+
+
+def pyspark_scala_version(jars_dir: str | Path | None = None) -> str:
+    """The Scala binary version the installed pyspark was built with, from its ``spark-core_X.Y`` jar.
+
+    >>> pyspark_scala_version()  # doctest: +SKIP
+    '2.13'
+    """
+    if jars_dir is None:
+        import pyspark
+
+        jars_dir = Path(pyspark.__file__).parent / "jars"
+    names = os.listdir(jars_dir) if os.path.isdir(jars_dir) else []
+    for name in names:
+        match = _SPARK_CORE_JAR.match(name)
+        if match:
+            return match.group(1)
+    raise RuntimeError(f"Cannot tell the Scala version of pyspark: no spark-core_<scala>-<version>.jar in "
+                       f"{jars_dir} (a Spark Connect client without jars cannot start a local session)")
+
+
+def installed_delta_version() -> str:
+    """The version of the installed ``delta-spark`` Python package, which names its Maven artifact."""
+    try:
+        return metadata.version("delta-spark")
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("Package 'delta' needs the delta-spark Python package, whose version selects "
+                           "io.delta:delta-spark: pip install 'connect-magics[delta]'") from None
+
+
+def package_confs(packages: Iterable[str], spark_version: str | None = None, scala: str | None = None,
+                  delta: str | None = None) -> dict[str, str]:
+    """The Spark confs that load ``packages`` (names from :data:`PACKAGES`): ``spark.jars.packages``, and
+    Delta's SQL extension and catalog for ``delta``. Versions default to the installed ones.
+    """
+    names = list(dict.fromkeys(packages))
+    unknown = [n for n in names if n not in PACKAGES]
+    if unknown:
+        raise ValueError(f"Invalid value {unknown} for packages: unknown package(s); known: {list(PACKAGES)}")
+    if not names:
+        return {}
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    scala = scala or pyspark_scala_version()
+    coordinates = []
+    confs: dict[str, str] = {}
+    if "kafka" in names:
+        coordinates.append(kafka_coordinate(spark_version, scala))
+    if "delta" in names:
+        coordinates.append(delta_coordinate(delta or installed_delta_version(), scala))
+        confs.update(DELTA_CONFS)
+    return {"spark.jars.packages": ",".join(coordinates), **confs}
+
+
+def unresolved_artifacts(coordinates: Iterable[str], java: str = "java", timeout: float = 300) -> list[str]:
+    """The ``group:artifact:version`` of each artifact (asked for, or a dependency of one) that Ivy cannot
+    resolve from its default repository, Maven Central. Used to explain a session that failed to start.
+    """
+    ivy = _ivy_jar()
+    if ivy is None:
+        return []
+    deps = "".join(f'<dependency org="{g}" name="{a}" rev="{v}" conf="default->default"/>'
+                   for g, a, v in (c.split(":") for c in coordinates))
+    with tempfile.TemporaryDirectory(prefix="spark-packages-") as tmp:
+        Path(tmp, "ivy.xml").write_text('<ivy-module version="2.0"><info organisation="connect-magics" '
+                                        f'module="spark-packages"/><dependencies>{deps}</dependencies>'
+                                        "</ivy-module>")
+        out = subprocess.run([java, "-jar", ivy, "-ivy", "ivy.xml", "-confs", "default",
+                              "-cache", str(cache_dir() / "ivy-cache")],
+                             cwd=tmp, capture_output=True, text=True, timeout=timeout)
+    found = [":".join(m) for m in _UNRESOLVED.findall(out.stdout + out.stderr)]
+    return list(dict.fromkeys(found))

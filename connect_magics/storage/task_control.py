@@ -1,0 +1,123 @@
+"""The task control topic: how tasks running in other processes (Spark executors) learn what the herder
+wants, and how the herder learns their metrics.
+
+Kafka Connect workers learn target states and task configs from the config topic; a task instance on a
+Spark executor also needs to know when *it* must stop (a restart, a reconfiguration, a newer instance).
+One compacted, single-partition topic (``task.control.storage.topic``, default ``{group.id}-task-control``)
+holds, per task, the current instance's generation and target state, and the metrics the instance
+publishes. Keys and values:
+
+- ``task-{connector}-{task}`` → ``{"generation": 3, "state": "STARTED" | "PAUSED" | "STOPPED"}``
+- ``metrics-{connector}-{task}`` → ``{"generation": 3, "worker_id": ..., "pid": ..., "task": {...},
+  "errors": {...}}``
+
+>>> store = TaskControlStore("nb-task-control", {"bootstrap.servers": "127.0.0.1:9092"})  # doctest: +SKIP
+>>> store.start(); store.put_control("lines", 0, 1, "STARTED")                              # doctest: +SKIP
+>>> store.control("lines", 0)                                                               # doctest: +SKIP
+{'generation': 1, 'state': 'STARTED'}
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from connect_magics.storage.config_store import dumps
+from connect_magics.storage.kafka_log import KafkaLog
+
+CONTROL_PREFIX = "task-"
+METRICS_PREFIX = "metrics-"
+STATES = ("STARTED", "PAUSED", "STOPPED")
+
+#: Called with (connector, task, value) for every control record read, newest last.
+ControlListener = Callable[[str, int, dict[str, Any]], None]
+
+
+def task_key(prefix: str, connector: str, task: int) -> str:
+    """``{prefix}{connector}-{task}``.
+
+    >>> task_key(CONTROL_PREFIX, "my-sink", 2)
+    'task-my-sink-2'
+    """
+    return f"{prefix}{connector}-{task}"
+
+
+def parse_task_key(key: str) -> tuple[str, str, int] | None:
+    """``(prefix, connector, task)`` of a key, None if it is not one of this topic's keys.
+
+    >>> parse_task_key("metrics-my-sink-2")
+    ('metrics-', 'my-sink', 2)
+    """
+    for prefix in (CONTROL_PREFIX, METRICS_PREFIX):
+        if key.startswith(prefix):
+            connector, _, task = key[len(prefix):].rpartition("-")
+            if connector and task.isdigit():
+                return prefix, connector, int(task)
+    return None
+
+
+class TaskControlStore:
+    """Per task: the current instance's generation and target state, and its last published metrics."""
+
+    def __init__(self, topic: str, client_config: dict[str, str], listener: ControlListener | None = None) -> None:
+        self.topic = topic
+        self._listener = listener
+        self._lock = threading.Lock()
+        self._values: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self.log = KafkaLog(topic, client_config, self._apply)
+
+    def start(self, timeout: float = 30.0) -> TaskControlStore:
+        self.log.start(timeout)
+        return self
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    def read_to_end(self, timeout: float = 30.0) -> None:
+        self.log.read_to_end(timeout)
+
+    def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
+        parsed = parse_task_key(key.decode()) if key else None
+        if parsed is None:
+            return
+        data = json.loads(value) if value is not None else None
+        with self._lock:
+            if data is None:
+                self._values.pop(parsed, None)
+            else:
+                self._values[parsed] = data
+        if parsed[0] == CONTROL_PREFIX and data is not None and self._listener is not None:
+            self._listener(parsed[1], parsed[2], data)
+
+    def control(self, connector: str, task: int) -> dict[str, Any] | None:
+        with self._lock:
+            return self._values.get((CONTROL_PREFIX, connector, task))
+
+    def metrics(self, connector: str, task: int) -> dict[str, Any] | None:
+        with self._lock:
+            return self._values.get((METRICS_PREFIX, connector, task))
+
+    def tasks(self, connector: str) -> set[int]:
+        """The tasks of ``connector`` that have a control record."""
+        with self._lock:
+            return {t for (prefix, c, t) in self._values if prefix == CONTROL_PREFIX and c == connector}
+
+    def next_generation(self, connector: str, task: int) -> int:
+        """One more than the newest generation of the task seen in the topic (1 for a task never started)."""
+        current = self.control(connector, task)
+        return (current["generation"] if current else 0) + 1
+
+    def put_control(self, connector: str, task: int, generation: int, state: str, timeout: float = 30.0) -> None:
+        """Write the task's control record and wait until it is in the topic (raises on failure)."""
+        if state not in STATES:
+            raise ValueError(f"Invalid value {state} for state: must be one of {', '.join(STATES)}")
+        value = {"generation": generation, "state": state}
+        self.log.write([(task_key(CONTROL_PREFIX, connector, task), dumps(value))], timeout)
+        with self._lock:
+            self._values[(CONTROL_PREFIX, connector, task)] = value
+
+    def put_metrics(self, connector: str, task: int, value: dict[str, Any]) -> None:
+        """Publish an instance's metrics (asynchronously; the newest wins)."""
+        self.log.send(task_key(METRICS_PREFIX, connector, task), dumps(value))
