@@ -7,9 +7,10 @@
 __version__ = "0.1.0"
 
 from connect_magics.errors import ConnectRestError  # noqa: E402
+from connect_magics.remote import RemoteRuntime  # noqa: E402
 from connect_magics.runtime.runtime import ConnectRuntime  # noqa: E402
 
-__all__ = ["ConnectRestError", "ConnectRuntime", "__version__"]
+__all__ = ["ConnectRestError", "ConnectRuntime", "RemoteRuntime", "__version__"]
 
 
 def load_ipython_extension(ip: object) -> None:

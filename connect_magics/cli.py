@@ -55,7 +55,8 @@ def _free_port(host: str) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     from connect_magics import ConnectRuntime
-    from connect_magics.rest import RestServer
+    from connect_magics.rest import RestAuth, RestAuthError, RestServer
+    from connect_magics.rest.auth import check_listener
 
     props = load_properties(args.config) if args.config else {}
     bootstrap = props.pop("bootstrap.servers", None)  # the options win over the file
@@ -65,13 +66,20 @@ def _worker(args: argparse.Namespace) -> int:
         return 2
     group = props.pop("group.id", None)
     group = args.group_id or group or "connect-magics"
-    host = props.get("rest.host.name") or "127.0.0.1"
+    host = args.rest_host or props.get("rest.host.name") or "127.0.0.1"
+    try:  # unusable credentials, or a non-loopback listener without them: refused before starting anything
+        auth = RestAuth.from_files(args.rest_credentials, args.rest_token_file) \
+            if args.rest_credentials or args.rest_token_file else None
+        check_listener(host, auth)
+    except RestAuthError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     port = args.rest_port if args.rest_port is not None else int(props.get("rest.port", 8083))
     props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with ConnectRuntime(bootstrap, group, props) as rt, RestServer(rt, host, int(props["rest.port"])) as server:
+    with ConnectRuntime(bootstrap, group, props) as rt, RestServer(rt, host, int(props["rest.port"]), auth) as server:
         print(f"Kafka Connect REST API at {server.url} (group.id {group}); stop with SIGTERM or Ctrl-C", flush=True)
         stop.wait()
     return 0
@@ -97,6 +105,10 @@ def parser() -> argparse.ArgumentParser:
                                       "else connect-magics)")
     w.add_argument("--rest-port", type=int, help="REST port (default: rest.port of --config, else 8083; 0: a free one)")
     w.add_argument("--config", help="a Kafka Connect worker properties file")
+    w.add_argument("--rest-host", help="REST listener address (default: rest.host.name of --config, else "
+                                       "127.0.0.1); any other than loopback requires authentication")
+    w.add_argument("--rest-credentials", metavar="FILE", help="HTTP basic users, one user=password per line")
+    w.add_argument("--rest-token-file", metavar="FILE", help="a file holding a bearer token")
     w.set_defaults(func=_worker)
     d = sub.add_parser("demo", help="a whole pipeline on the embedded broker and a local SparkSession")
     d.add_argument("--bootstrap-servers", help="use this cluster instead of starting the embedded broker")

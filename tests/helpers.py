@@ -1,8 +1,12 @@
-"""Shared test helpers: waiting on a condition with a deadline (never bare sleeps), one-task connectors."""
+"""Shared test helpers: waiting on a condition with a deadline (never bare sleeps), one-task connectors, a
+REST client."""
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -41,3 +45,21 @@ def one_task_connector(name: str, base: type, task: type) -> type:
         "__module__": task.__module__, "__qualname__": name, "version": lambda self: "1", "start": start,
         "task_class": lambda self: task, "task_configs": lambda self, max_tasks: [dict(self.props)],
         "stop": lambda self: None})
+
+
+class RestClient:
+    """Calls a Kafka Connect REST API: ``client("GET", "/connectors")`` gives (status, JSON body, headers)."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
+        self.url = url
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
+
+    def __call__(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any, dict]:
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=self.headers)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                status, text, headers = resp.status, resp.read(), dict(resp.headers)
+        except urllib.error.HTTPError as e:
+            status, text, headers = e.code, e.read(), dict(e.headers)
+        return status, (json.loads(text) if text else None), headers

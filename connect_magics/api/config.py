@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import importlib.metadata
@@ -580,6 +581,13 @@ class ConfigDef:
         if key.group is not None and key.group not in self._groups:
             self._groups.append(key.group)
         self._keys[key.name] = key
+        return self
+
+    def redefine(self, key: ConfigKey, **changes: Any) -> ConfigDef:
+        """Replace a defined key by a copy of ``key`` with ``changes`` (e.g. ``default=``), in its place."""
+        if key.name not in self._keys:
+            raise ConfigException(f"Configuration {key.name} is not defined.")
+        self._keys[key.name] = dataclasses.replace(key, **changes)
         return self
 
     def config_keys(self) -> dict[str, ConfigKey]:

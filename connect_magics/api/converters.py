@@ -647,7 +647,8 @@ class StringConverter(_DualConverter):
     def config_def(self) -> ConfigDef:
         return converter_config_def().define(
             "converter.encoding", Type.STRING, "UTF-8", _known_encoding, Importance.HIGH,
-            "The name of the Java character set to use for encoding strings as byte arrays.")
+            "The name of the Java character set to use for encoding strings as byte arrays.",
+            width=Width.MEDIUM, display_name="Encoding")
 
     def _configure(self, config: AbstractConfig) -> None:
         self.encoding: str = config.get("converter.encoding")

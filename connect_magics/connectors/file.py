@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -237,6 +238,9 @@ class FileStreamSourceTask(SourceTask):
         records = task.poll()   # [SourceRecord(value='first line', source_offset={'position': 11}), ...]
     """
 
+    #: The Kafka class name written as ``task.class``, so that Kafka Connect can run these task configs.
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSourceTask",)
+
     IDLE_WAIT_S: float = 0.1
     """How long :meth:`poll` waits when there is no new data before returning None."""
     READ_CHUNK: int = 64 * 1024
@@ -405,7 +409,7 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 class FileStreamSinkTask(SinkTask):
-    """Appends the value as Java's ``String.valueOf`` prints it and a newline per record (UTF-8); :meth:`flush` fsyncs the file.
+    """Appends the value as Java's ``String.valueOf`` prints it and a newline per record (UTF-8); :meth:`flush` fsyncs a regular file.
 
     Each :meth:`put` is one ``write`` to a file opened in append mode, so that several tasks appending to
     one file do not interleave partial lines.
@@ -418,9 +422,13 @@ class FileStreamSinkTask(SinkTask):
         task.flush({})   # /tmp/out.txt now durably ends with "hello\\n"
     """
 
+    #: The Kafka class name written as ``task.class``, so that Kafka Connect can run these task configs.
+    ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSinkTask",)
+
     def __init__(self) -> None:
         self.filename: str | None = None
         self._fd: int | None = None
+        self._regular = False  # only a regular file can be fsynced (not /dev/null, a pipe, a terminal)
 
     def version(self) -> str:
         return _plugin_version()
@@ -430,6 +438,7 @@ class FileStreamSinkTask(SinkTask):
         if self.filename is not None:
             try:
                 self._fd = os.open(self.filename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+                self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
             except OSError as e:
                 raise ConnectException(
                     f"Couldn't find or create file '{self.filename}' for FileStreamSinkTask: {e}") from e
@@ -452,6 +461,8 @@ class FileStreamSinkTask(SinkTask):
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         if self._fd is None:
             sys.stdout.flush()
+            return
+        if not self._regular:  # writes to a device or a pipe are unbuffered: nothing to flush
             return
         try:
             os.fsync(self._fd)

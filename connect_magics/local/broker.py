@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, cache_dir, kafka_classpath
-from connect_magics.local.java import find_java
+from connect_magics.local.java import find_java, java_command
 
 HOST = "127.0.0.1"
 DEFAULT_HEAP = "768m"
@@ -53,6 +53,14 @@ def port_in_use(port: int) -> bool:
         except OSError:
             return True
         return False
+
+
+def file_tail(path: Path, lines: int, missing: str) -> str:
+    """The last ``lines`` lines of a log file, or ``missing`` if it cannot be read."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return missing
 
 
 def default_data_dir() -> Path:
@@ -129,10 +137,7 @@ class EmbeddedBroker:
             return {}
 
     def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no broker log)"
+        return file_tail(self.log_file, lines, "(no broker log)")
 
     # -- lifecycle -------------------------------------------------------------------------
     def is_running(self) -> bool:
@@ -177,10 +182,7 @@ class EmbeddedBroker:
             "logger.state.name = state.change.logger\nlogger.state.level = WARN\n")
 
     def _java_cmd(self, java: str, classpath: str, main: str, *args: str) -> list[str]:
-        return [java, f"-Xmx{self.heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
-                "-Djava.awt.headless=true",
-                f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
-                "-cp", classpath, main, *args]
+        return java_command(java, self.heap, self.data_dir / "log4j2.properties", classpath, main, *args)
 
     def _format(self, java: str, classpath: str) -> None:
         if (self.data_dir / "kafka-logs" / "meta.properties").exists():

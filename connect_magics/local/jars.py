@@ -16,18 +16,42 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_KAFKA_VERSION = "4.1.1"
 LOG4J_VERSION = "2.24.3"
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
+CONNECT_ARTIFACT = "org.apache.kafka:connect-runtime"
 
-_DEPENDENCIES = [
-    ("org.apache.kafka", "kafka_2.13", None),
-    # Kafka 4 logs through log4j2; the server artifact leaves the binding to the distribution.
+#: Kafka 4 logs through log4j2; the Maven artifacts leave the binding to the distribution.
+_LOG4J_BINDING = [
     ("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
     ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
 ]
+
+
+@dataclass(frozen=True)
+class JarBundle:
+    """A set of Maven artifacts (``None`` as version: the Kafka version) resolved into one cached folder.
+
+    ``marker`` is the artifact whose jar proves a resolution worked.
+    """
+
+    name: str
+    marker: str
+    dependencies: tuple[tuple[str, str, str | None], ...]
+
+    @property
+    def artifact(self) -> str:
+        return f"org.apache.kafka:{self.marker}"
+
+
+BROKER_JARS = JarBundle("kafka", "kafka_2.13", (("org.apache.kafka", "kafka_2.13", None), *_LOG4J_BINDING))
+#: A distributed Kafka Connect worker with the FileStream connectors and the JSON converter.
+CONNECT_JARS = JarBundle("kafka-connect", "connect-runtime", (
+    ("org.apache.kafka", "connect-runtime", None), ("org.apache.kafka", "connect-file", None),
+    ("org.apache.kafka", "connect-json", None), *_LOG4J_BINDING))
 
 
 class KafkaDownloadError(RuntimeError):
@@ -51,20 +75,20 @@ def _ivy_jar() -> str | None:
     return jars[-1] if jars else None
 
 
-def _ivy_xml(version: str) -> str:
+def _ivy_xml(bundle: JarBundle, version: str) -> str:
     deps = "\n".join(
         f'    <dependency org="{g}" name="{a}" rev="{v or version}" conf="default->default"/>'
-        for g, a, v in _DEPENDENCIES)
-    return ('<ivy-module version="2.0">\n  <info organisation="connect-magics" module="embedded-broker"/>\n'
+        for g, a, v in bundle.dependencies)
+    return (f'<ivy-module version="2.0">\n  <info organisation="connect-magics" module="{bundle.name}"/>\n'
             f"  <dependencies>\n{deps}\n  </dependencies>\n</ivy-module>\n")
 
 
-def _pom_xml(version: str) -> str:
+def _pom_xml(bundle: JarBundle, version: str) -> str:
     deps = "\n".join(
         f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v or version}</version>"
-        "</dependency>" for g, a, v in _DEPENDENCIES)
+        "</dependency>" for g, a, v in bundle.dependencies)
     return ("<project><modelVersion>4.0.0</modelVersion><groupId>connect-magics</groupId>"
-            f"<artifactId>embedded-broker</artifactId><version>1</version><dependencies>{deps}"
+            f"<artifactId>{bundle.name}</artifactId><version>1</version><dependencies>{deps}"
             "</dependencies></project>")
 
 
@@ -87,28 +111,46 @@ def kafka_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
     Uses ``$KAFKA_HOME/libs`` when ``KAFKA_HOME`` is set; otherwise the cached jars, downloading
     them first if needed (progress lines go to ``progress``, by default stderr).
     """
+    return resolve_classpath(BROKER_JARS, version, java, progress)
+
+
+def connect_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
+                      progress: Callable[[str], None] | None = None) -> str:
+    """A Java classpath for an Apache Kafka Connect worker (``connect-runtime``, ``connect-file``,
+    ``connect-json`` and a log4j2 binding), resolved like :func:`kafka_classpath`.
+
+    >>> connect_classpath("4.1.1")  # doctest: +SKIP
+    '/home/me/.cache/connect_magics/kafka-connect-4.1.1/lib/*'
+    """
+    return resolve_classpath(CONNECT_JARS, version, java, progress)
+
+
+def resolve_classpath(bundle: JarBundle, version: str, java: str = "java",
+                      progress: Callable[[str], None] | None = None) -> str:
+    """The classpath of ``bundle`` at Kafka ``version``: ``$KAFKA_HOME/libs`` if set, else the per-user
+    cache, downloading the jars there first (once) with pyspark's Ivy or ``mvn``."""
     if os.environ.get("KAFKA_HOME"):
         libs = Path(os.environ["KAFKA_HOME"]) / "libs"
         if not libs.is_dir():
             raise KafkaDownloadError(f"KAFKA_HOME={os.environ['KAFKA_HOME']} has no libs/ folder of Kafka jars.")
         return str(libs / "*")
-    target = cache_dir() / f"kafka-{version}" / "lib"
+    target = cache_dir() / f"{bundle.name}-{version}" / "lib"
     if (target / ".complete").exists():
         return str(target / "*")
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    say(f"Downloading Apache Kafka {version} ({KAFKA_ARTIFACT}) from Maven Central into {target} (once) ...")
+    say(f"Downloading Apache Kafka {version} ({bundle.artifact}) from Maven Central into {target} (once) ...")
     cache_dir().mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="kafka-jars-", dir=cache_dir()))
+    staging = Path(tempfile.mkdtemp(prefix=f"{bundle.name}-jars-", dir=cache_dir()))
     try:
         ivy = _ivy_jar()
         if ivy:
-            (staging / "ivy.xml").write_text(_ivy_xml(version))
+            (staging / "ivy.xml").write_text(_ivy_xml(bundle, version))
             cmd = [java, "-jar", ivy, "-ivy", "ivy.xml", "-confs", "default", "-types", "jar", "bundle",
                    "-cache", str(cache_dir() / "ivy-cache"),
                    "-retrieve", str(staging / "lib" / "[artifact]-[revision](-[classifier]).[ext]")]
             tool = "Ivy (from pyspark)"
         elif shutil.which("mvn"):
-            (staging / "pom.xml").write_text(_pom_xml(version))
+            (staging / "pom.xml").write_text(_pom_xml(bundle, version))
             cmd = ["mvn", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
                    f"-DoutputDirectory={staging / 'lib'}"]
             tool = "mvn"
@@ -117,10 +159,10 @@ def kafka_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
                                      "available. Install pyspark, or Maven, or set KAFKA_HOME to a Kafka "
                                      "installation.")
         code, lines = _run_streaming(cmd, say, str(staging))
-        jars = list((staging / "lib").glob("kafka_2.13-*.jar")) if (staging / "lib").is_dir() else []
+        jars = list((staging / "lib").glob(f"{bundle.marker}-*.jar")) if (staging / "lib").is_dir() else []
         if code != 0 or not jars:
             tail = "\n".join(lines[-15:])
-            raise KafkaDownloadError(f"Failed to download {KAFKA_ARTIFACT}:{version} from Maven Central with "
+            raise KafkaDownloadError(f"Failed to download {bundle.artifact}:{version} from Maven Central with "
                                      f"{tool} (exit code {code}). Check the version and your network, or set "
                                      f"KAFKA_HOME to a Kafka installation.\n{tail}")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +170,7 @@ def kafka_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
             shutil.rmtree(target)
         shutil.move(str(staging / "lib"), str(target))
         (target / ".complete").write_text(version)
-        say(f"Apache Kafka {version}: {len(list(target.glob('*.jar')))} jars ready in {target}")
+        say(f"Apache Kafka {version} ({bundle.marker}): {len(list(target.glob('*.jar')))} jars ready in {target}")
         return str(target / "*")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

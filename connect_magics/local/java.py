@@ -89,3 +89,11 @@ def find_java(executable: str | None = None, prefer: tuple[int, ...] = SPARK_JAV
                                 "Install a JDK 17 or 21 and set JAVA_HOME to it.")
     raise JavaNotFoundError(f"No Java found (looked at JAVA_HOME, the PATH and /usr/lib/jvm). Java {MIN_JAVA} or "
                             "newer is needed: install a JDK 17 or 21 and set JAVA_HOME to it.")
+
+
+def java_command(java: str, heap: str, log4j_config: str | os.PathLike[str], classpath: str, main: str,
+                 *args: str) -> list[str]:
+    """The command line of a Kafka JVM: ``heap`` as -Xmx, G1, quick start (C1 only), log4j2 config."""
+    return [java, f"-Xmx{heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j_config}",
+            "-cp", classpath, main, *args]

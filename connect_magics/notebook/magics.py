@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -110,6 +111,8 @@ class ConnectMagics(Magics):
 
         if self.runtime is not None:
             raise UsageError("A Connect runtime is already running in this kernel: %connect close it first")
+        if args.remote:
+            return self._start_remote(args)
         group = args.group_id or self.group_id
         if not group.strip():
             raise UsageError("group_id must not be blank: pass --group-id or %config ConnectMagics.group_id")
@@ -140,6 +143,23 @@ class ConnectMagics(Magics):
         print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}, "
               f"tasks on {'Spark executors' if executor == 'spark' else 'kernel threads'}")
         return self.runtime
+
+    def _start_remote(self, args: argparse.Namespace) -> Any:
+        from connect_magics.remote import RemoteRuntime
+
+        if args.embedded or args.bootstrap_servers or args.group_id:
+            raise UsageError("--remote excludes --embedded, --bootstrap-servers and --group-id: the remote "
+                             "cluster has its own")
+        if not args.remote.startswith(("http://", "https://")):
+            raise UsageError(f"--remote {args.remote}: expected the REST API's URL, http(s)://HOST:PORT")
+        token = os.environ.get("CONNECT_REST_TOKEN")
+        user, password = os.environ.get("CONNECT_REST_USER"), os.environ.get("CONNECT_REST_PASSWORD")
+        auth: tuple[str, str] | str | None = token or ((user, password or "") if user else None)
+        rt = RemoteRuntime(args.remote, auth=auth)
+        rt.kafka_cluster_id()  # fails clearly now if the cluster cannot be reached or refuses us
+        self.runtime = rt
+        print(f"Managing the Kafka Connect cluster at {rt.url}")
+        return rt
 
     def _cmd_close(self, args: argparse.Namespace, cell: str | None) -> None:
         if self.runtime is None and self.broker is None:

@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embedded", action="store_true", help="start an embedded Apache Kafka broker and use it")
     s.add_argument("--spark", action="store_true", help="run tasks as Spark jobs on the active SparkSession's "
                    "executors (default: ConnectMagics.executor)")
+    s.add_argument("--remote", metavar="URL", help="manage the Kafka Connect cluster whose REST API is at URL "
+                   "(credentials: $CONNECT_REST_TOKEN, or $CONNECT_REST_USER and $CONNECT_REST_PASSWORD)")
     add("list", "connectors with their states (a DataFrame)", output=True)
     add("status", "a connector's and its tasks' states (a DataFrame)", named=True, output=True)
     for verb in ("pause", "resume", "stop", "delete"):

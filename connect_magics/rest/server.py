@@ -2,7 +2,7 @@
 
 Paths, status codes and error bodies follow Apache Kafka Connect's ``ConnectorsResource``,
 ``ConnectorPluginsResource`` and ``RootResource``: errors are ``{"error_code": N, "message": "..."}``.
-The server runs on background threads, so a notebook cell that starts it returns at once.
+Tornado serves it on a background thread, so a notebook cell that starts it returns at once.
 
 Example::
 
@@ -14,21 +14,27 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
 
 from connect_magics import __version__
+from connect_magics.api.config import Password
 from connect_magics.errors import BadRequestError, ConnectRestError
+from connect_magics.rest.auth import RestAuth, check_listener
 
 log = logging.getLogger(__name__)
+HIDDEN = Password.HIDDEN
 
 
 @dataclass
@@ -77,22 +83,26 @@ class ConnectRestApi:
     def __init__(self, runtime: Any) -> None:
         self.rt = runtime
         c, t, p = r"(?P<connector>[^/]+)", r"(?P<task>-?\d+)", r"(?P<plugin>[^/]+)"
-        self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
-            (method, re.compile(f"^{path}/?$"), handler) for method, path, handler in [
+        #: (method, path pattern, handler); the patterns' named groups are the path parameters.
+        self.routes: list[tuple[str, str, Handler]] = [
+            (method, f"{path}/?$", handler) for method, path, handler in [
                 ("GET", "", ConnectRestApi.server_info),
                 ("GET", "/connectors", ConnectRestApi.list_connectors),
                 ("POST", "/connectors", ConnectRestApi.create_connector),
-                ("GET", f"/connectors/{c}", lambda api, r: Response(200, api.rt.connector_info(r.params["connector"]))),
+                ("GET", f"/connectors/{c}", lambda api, r: Response(200, api._info(api.rt.connector_info(
+                    r.params["connector"])))),
                 ("DELETE", f"/connectors/{c}", ConnectRestApi.delete_connector),
                 ("GET", f"/connectors/{c}/config",
-                 lambda api, r: Response(200, api.rt.connector_config(r.params["connector"]))),
+                 lambda api, r: Response(200, api._masked(api.rt.connector_config(r.params["connector"])))),
                 ("PUT", f"/connectors/{c}/config", ConnectRestApi.put_config),
                 ("PATCH", f"/connectors/{c}/config", ConnectRestApi.patch_config),
                 ("GET", f"/connectors/{c}/status",
-                 lambda api, r: Response(200, api.rt.connector_status(r.params["connector"]))),
-                ("GET", f"/connectors/{c}/tasks", lambda api, r: Response(200, api.rt.task_configs(r.params["connector"]))),
+                 lambda api, r: Response(200, api._status(r.params["connector"],
+                                                          api.rt.connector_status(r.params["connector"])))),
+                ("GET", f"/connectors/{c}/tasks", ConnectRestApi.task_configs),
                 ("GET", f"/connectors/{c}/tasks/{t}/status",
-                 lambda api, r: Response(200, api.rt.task_status(r.params["connector"], int(r.params["task"])))),
+                 lambda api, r: Response(200, api._status(r.params["connector"], api.rt.task_status(
+                     r.params["connector"], int(r.params["task"]))))),
                 ("POST", f"/connectors/{c}/tasks/{t}/restart", ConnectRestApi.restart_task),
                 ("POST", f"/connectors/{c}/restart", ConnectRestApi.restart_connector),
                 ("PUT", f"/connectors/{c}/pause", lambda api, r: api._void(api.rt.pause_connector, r, 202)),
@@ -113,34 +123,54 @@ class ConnectRestApi:
         ]
 
     # -- dispatch ---------------------------------------------------------------------------------
-    def handle(self, method: str, target: str, body: bytes) -> Response:
-        """Answer one request; every error becomes Kafka Connect's error body and status."""
-        url = urlsplit(target)
-        path = url.path.rstrip("/")
-        allowed = False
-        for route_method, pattern, handler in self.routes:
-            match = pattern.match(path)
-            if match is None:
-                continue
-            if route_method != method:
-                allowed = True
-                continue
-            request = Request({k: unquote(v) for k, v in match.groupdict().items()},
-                              parse_qs(url.query, keep_blank_values=True), body)
-            try:
-                return handler(self, request)
-            except ConnectRestError as e:
-                return Response(e.status, e.to_json())
-            except Exception as e:  # noqa: BLE001 - Kafka Connect answers 500 for anything else
-                log.warning("REST %s %s failed", method, target, exc_info=True)
-                return Response(500, {"error_code": 500, "message": str(e) or type(e).__name__})
-        if allowed:
-            return Response(405, {"error_code": 405, "message": "HTTP 405 Method Not Allowed"})
-        return Response(404, {"error_code": 404, "message": "HTTP 404 Not Found"})
+    def call(self, handler: Handler, request: Request) -> Response:
+        """Answer one routed request; every error becomes Kafka Connect's error body and status."""
+        try:
+            return handler(self, request)
+        except ConnectRestError as e:
+            return Response(e.status, e.to_json())
+        except Exception as e:  # noqa: BLE001 - Kafka Connect answers 500 for anything else
+            log.warning("REST request failed", exc_info=True)
+            return Response(500, {"error_code": 500, "message": str(e) or type(e).__name__})
 
     def _void(self, call: Callable[[str], Any], request: Request, status: int) -> Response:
         call(request.params["connector"])
         return Response(status)
+
+    # -- passwords: masked in every answer --------------------------------------------------------------
+    def _masked(self, config: dict[str, str], keys: set[str] | None = None) -> dict[str, str]:
+        """``config`` with its PASSWORD-type values replaced by ``[hidden]`` (keys: from ``config``)."""
+        keys = self.rt.password_keys(config) if keys is None else keys
+        return {k: HIDDEN if k in keys else v for k, v in config.items()}
+
+    def _status(self, name: str, status: dict[str, Any]) -> dict[str, Any]:
+        """A connector or task status whose traces show no password of the connector's config."""
+        try:
+            config = self.rt.connector_config(name)
+        except ConnectRestError:  # deleted meanwhile: nothing to mask against
+            return status
+        secrets = [config[k] for k in self.rt.password_keys(config) if config[k]]
+
+        def clean(state: dict[str, Any]) -> dict[str, Any]:
+            trace = state.get("trace")
+            if not trace or not secrets:
+                return state
+            for secret in secrets:
+                trace = trace.replace(secret, HIDDEN)
+            return {**state, "trace": trace}
+
+        if "connector" not in status:  # one task's status
+            return clean(status)
+        return {**status, "connector": clean(status["connector"]), "tasks": [clean(t) for t in status["tasks"]]}
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        return {**info, "config": self._masked(info["config"])}
+
+    def task_configs(self, request: Request) -> Response:
+        name = request.params["connector"]
+        tasks = self.rt.task_configs(name)
+        keys = self.rt.password_keys(self.rt.connector_config(name)) if tasks else set()
+        return Response(200, [{**t, "config": self._masked(t["config"], keys)} for t in tasks])
 
     # -- handlers -----------------------------------------------------------------------------------
     def server_info(self, request: Request) -> Response:
@@ -156,9 +186,9 @@ class ConnectRestApi:
             try:
                 for expansion in request.query["expand"]:
                     if expansion == "status":
-                        expansions["status"] = self.rt.connector_status(name)
+                        expansions["status"] = self._status(name, self.rt.connector_status(name))
                     elif expansion == "info":
-                        expansions["info"] = self.rt.connector_info(name)
+                        expansions["info"] = self._info(self.rt.connector_info(name))
                     else:
                         log.info("Ignoring unknown expansion type %s", expansion)
             except ConnectRestError as e:
@@ -175,7 +205,7 @@ class ConnectRestApi:
         if not isinstance(config, dict):
             raise BadRequestError("The request body must have a 'config' object of connector settings")
         info = self.rt.create_connector(name, config, body.get("initial_state"))
-        return Response(201, info, location=f"/connectors/{quote(name, safe='')}")
+        return Response(201, self._info(info), location=f"/connectors/{quote(name, safe='')}")
 
     def delete_connector(self, request: Request) -> Response:
         self.rt.delete_connector(request.params["connector"])
@@ -185,12 +215,12 @@ class ConnectRestApi:
         name = request.params["connector"]
         info = self.rt.update_connector(name, request.json_object("connector settings"))
         created = info.pop("created", False)
-        return Response(201 if created else 200, info,
+        return Response(201 if created else 200, self._info(info),
                         location=f"/connectors/{quote(name, safe='')}" if created else None)
 
     def patch_config(self, request: Request) -> Response:
-        return Response(200, self.rt.patch_connector_config(request.params["connector"],
-                                                            request.json_object("connector settings")))
+        return Response(200, self._info(self.rt.patch_connector_config(request.params["connector"],
+                                                                       request.json_object("connector settings"))))
 
     def restart_task(self, request: Request) -> Response:
         self.rt.restart_task(request.params["connector"], int(request.params["task"]))
@@ -199,7 +229,7 @@ class ConnectRestApi:
     def restart_connector(self, request: Request) -> Response:
         plan = self.rt.restart_connector(request.params["connector"], include_tasks=request.flag("includeTasks"),
                                          only_failed=request.flag("onlyFailed"))
-        return Response(204) if plan is None else Response(202, plan)
+        return Response(204) if plan is None else Response(202, self._status(request.params["connector"], plan))
 
     def alter_offsets(self, request: Request) -> Response:
         return Response(200, self.rt.alter_offsets(request.params["connector"], request.json()))
@@ -221,58 +251,130 @@ class ConnectRestApi:
         return Response(200, self.rt.validate_connector_config(config))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    api: ConnectRestApi
-    server_version = f"connect-magics/{__version__}"
+_UNAUTHORIZED = Response(401, {"error_code": 401, "message": "Authentication required: HTTP basic credentials "
+                                "or a bearer token that this worker accepts"})
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        response = self.api.handle(self.command, self.path, self.rfile.read(length) if length else b"")
-        body = b"" if response.body is None else json.dumps(response.body).encode()
-        self.send_response(response.status, HTTPStatus(response.status).phrase)
+
+class _Resource(tornado.web.RequestHandler):
+    """One path of the API: authenticates, then runs the route's handler on the server's thread pool
+    (runtime calls may wait on Kafka) and writes its Response."""
+
+    SUPPORTED_METHODS = _METHODS
+
+    def initialize(self, server: RestServer, handlers: dict[str, Handler]) -> None:
+        self.server, self.handlers = server, handlers
+
+    def prepare(self) -> None:
+        auth = self.server.auth
+        if auth is not None and not auth.allows(self.request.headers.get("Authorization")):
+            self.set_header("WWW-Authenticate", 'Basic realm="connect-magics"')
+            self._send(_UNAUTHORIZED)
+
+    async def _dispatch(self, **params: str) -> None:
+        handler = self.handlers.get(self.request.method or "")
+        if handler is None:
+            raise tornado.web.HTTPError(405)
+        request = Request(params, parse_qs(self.request.query, keep_blank_values=True), self.request.body)
+        loop = asyncio.get_running_loop()
+        self._send(await loop.run_in_executor(self.server.executor, self.server.api.call, handler, request))
+
+    get = post = put = patch = delete = _dispatch
+
+    def _send(self, response: Response) -> None:
+        self.set_status(response.status)
         if response.location:
-            self.send_header("Location", response.location)
+            self.set_header("Location", response.location)
         if response.body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(body)
+            self.set_header("Content-Type", "application/json")
+            self.write(json.dumps(response.body))
+        self.finish()
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Tornado's own errors (404, 405, unreadable requests) in Kafka Connect's error body."""
+        self._send(Response(status_code, {"error_code": status_code,
+                                          "message": f"HTTP {status_code} {self._reason}"}))
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        log.debug("REST %s", format % args)
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if not isinstance(value, tornado.web.HTTPError):
+            log.warning("REST %s %s failed", self.request.method, self.request.uri, exc_info=(typ, value, tb))
+
+
+class _NotFound(_Resource):
+    """Any path the API does not have: 404 (after authentication)."""
+
+    def initialize(self, server: RestServer, handlers: dict[str, Handler] | None = None) -> None:
+        super().initialize(server, {})
+
+    async def _dispatch(self, **params: str) -> None:
+        raise tornado.web.HTTPError(404)
+
+    get = post = put = patch = delete = _dispatch
 
 
 class RestServer:
-    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), on background threads."""
+    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), served by Tornado on a
+    background thread; runtime calls run on a small thread pool.
 
-    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083) -> None:
-        handler = type("Handler", (_Handler,), {"api": ConnectRestApi(runtime)})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
-        self._httpd.daemon_threads = True
+    Every request must authenticate when ``auth`` is given; listening on anything but a loopback address
+    requires it (:class:`~connect_magics.rest.auth.RestAuthError` otherwise).
+    """
+
+    def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083, auth: RestAuth | None = None,
+                 threads: int = 8) -> None:
+        check_listener(host, auth)
+        self.api = ConnectRestApi(runtime)
+        self.auth = auth
+        self.host = host
+        self._sockets = tornado.netutil.bind_sockets(port, host)  # binds now: a busy port fails here
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="connect-magics-rest")
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+
+    def _application(self) -> tornado.web.Application:
+        by_path: dict[str, dict[str, Handler]] = {}
+        for method, pattern, handler in self.api.routes:
+            by_path.setdefault(pattern, {})[method] = handler
+        return tornado.web.Application(
+            [(pattern, _Resource, {"server": self, "handlers": handlers}) for pattern, handlers in by_path.items()],
+            default_handler_class=_NotFound, default_handler_args={"server": self})
 
     @property
     def port(self) -> int:
-        return self._httpd.server_address[1]
+        return self._sockets[0].getsockname()[1]
 
     @property
     def url(self) -> str:
-        host = self._httpd.server_address[0]
-        return f"http://{host}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> RestServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="connect-magics-rest", daemon=True)
+        ready = threading.Event()
+
+        def serve() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            http = tornado.httpserver.HTTPServer(self._application())
+            http.add_sockets(self._sockets)
+            ready.set()
+            try:
+                self._loop.run_forever()
+            finally:
+                http.stop()
+                self._loop.run_until_complete(http.close_all_connections())
+                self._loop.close()
+
+        self._thread = threading.Thread(target=serve, name="connect-magics-rest", daemon=True)
         self._thread.start()
+        ready.wait(10)
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
+        for sock in self._sockets:
+            sock.close()
+        self.executor.shutdown(wait=False)
 
     def __enter__(self) -> RestServer:
         return self.start()

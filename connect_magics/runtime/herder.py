@@ -28,7 +28,13 @@ from connect_magics.runtime.config.connector_config import (
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.metrics import group_name
 from connect_magics.runtime.plugins.metrics import TaskPlugins, connector_group, task_groups
-from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundError, Plugins, python_name
+from connect_magics.runtime.plugins.registry import (
+    PluginDesc,
+    PluginNotFoundError,
+    Plugins,
+    kafka_class_name,
+    python_name,
+)
 from connect_magics.runtime.topics.creation import check_connector_config
 from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
 from connect_magics.runtime.worker.executor import Executor, TaskHandle
@@ -176,17 +182,29 @@ class Herder:
         if not isinstance(config, dict):
             raise BadRequestError("Connector config must be a JSON object of string keys and values")
         config = {str(k): _str(v) for k, v in config.items()}
-        if not name or not name.strip():
-            raise BadRequestError("Connector name is required and must not be blank")
+        if not name or not name.strip():  # Kafka Connect's ConfigDef.NonEmptyString on ``name``
+            raise BadRequestError(invalid_config_message(
+                [f"Invalid value {name or ''} for configuration name: String may not be empty"]))
+        self._check_connector_class(config.get(CONNECTOR_CLASS))
         if "name" in config and config["name"] != name:
             raise BadRequestError(f"Connector name configuration ({config['name']}) doesn't match connector name "
                                   f"in the URL ({name})")
         config["name"] = name
         infos = self.validate(config)
         if infos["error_count"]:
-            plugin = config[CONNECTOR_CLASS]
-            raise BadRequestError(invalid_config_message(infos, plugin))
+            raise BadRequestError(invalid_config_message(config_errors(infos)))
         return config
+
+    def _check_connector_class(self, class_name: str | None) -> None:
+        """Kafka Connect refuses a connector class that is not installed before validating anything else."""
+        if not class_name:
+            return
+        try:
+            self.plugins.candidates(class_name, ("source", "sink"))
+        except PluginNotFoundError:
+            installed = ", ".join(_java_plugin_desc(d) for d in self.plugins.installed(("source", "sink")))
+            raise BadRequestError(f"Failed to find any class that implements Connector and which name matches "
+                                  f"{class_name}, available connectors are: {installed}") from None
 
     def create_connector(self, name: str, config: dict[str, Any], initial_state: str | None = None) -> dict:
         target = None
@@ -337,9 +355,9 @@ class Herder:
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
-            self._config(name, "Unknown connector {c}")
+            self._config(name, "Unknown connector: {c}")
             if task not in range(len(self.configs.task_configs(name))):
-                raise NotFoundError(f"Unknown task {name}-{task}")
+                raise NotFoundError(f"Unknown task: {name}-{task}")
             self._restart(name, False, {task})
 
 
@@ -379,6 +397,11 @@ class Herder:
                 if task not in running.tasks:
                     self.status.put_task(name, task, "FAILED", trace_of(e))
             return
+        if target is TargetState.PAUSED and not self.configs.task_configs(name):
+            # As Kafka Connect: only a started connector generates task configs, so a connector paused
+            # with none (created PAUSED, or paused while STOPPED) has no tasks until it is resumed.
+            self.status.put_connector(name, "PAUSED", version=desc.version)
+            return
         try:
             instance = desc.cls()
             instance.initialize(_Context(self, name))
@@ -416,7 +439,8 @@ class Herder:
             raise ConnectRestError(f"The connector {running.name} has generated {len(configs)} tasks, which is "
                                    f"greater than {max_tasks}, the maximum number of tasks it is configured to "
                                    "create. ")
-        return [{**{k: _str(v) for k, v in c.items()}, "task.class": python_name(task_class)} for c in configs]
+        # Kafka's own class name for built-in tasks, so that Kafka Connect can run these configs (and back)
+        return [{**{k: _str(v) for k, v in c.items()}, "task.class": kafka_class_name(task_class)} for c in configs]
 
     def _drop_task_statuses(self, name: str, keep: int) -> None:
         for task_id in self.status.tasks(name):
@@ -568,6 +592,12 @@ def _str(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_str(v) for v in value)
     return str(value)
+
+
+def _java_plugin_desc(desc: PluginDesc) -> str:
+    """A plugin as Kafka's ``PluginDesc.toString()`` shows it in error messages."""
+    return (f"PluginDesc{{klass=class {python_name(desc.cls)}, name='{desc.class_name}', version='{desc.version}', "
+            f"encodedVersion={desc.version}, type={desc.type}, typeName='{desc.type}', location='{desc.location}'}}")
 
 
 def _java_map(config: dict[str, str]) -> str:

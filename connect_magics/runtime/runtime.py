@@ -117,6 +117,12 @@ class ConnectRuntime:
     def delete_connector(self, name: str) -> None:
         self.herder.delete_connector(name)
 
+    def password_keys(self, config: Mapping[str, str]) -> set[str]:
+        """The keys of a connector config whose values are passwords (type PASSWORD), for masking."""
+        from connect_magics.runtime.config.connector_config import password_keys
+
+        return password_keys(self.plugins, config)
+
     def validate_connector_config(self, config: Mapping[str, Any]) -> dict:
         """Kafka Connect's ConfigInfos for this config: ``{"name", "error_count", "groups", "configs"}``."""
         return self.herder.validate({str(k): str(v) for k, v in config.items()})

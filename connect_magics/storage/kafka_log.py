@@ -78,8 +78,11 @@ class KafkaLog:
         self.topic = topic
         self._on_record = on_record
         base = {k: v for k, v in client_config.items()}
+        # murmur2, as Java's producers: a key goes to the partition a Kafka Connect worker writes it to, so
+        # that the newest record of every key is in one partition whichever worker wrote it.
         self._producer = Producer({**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
-                                   **(producer_config or {}), "logger": client_logger("producer")})
+                                   "partitioner": "murmur2_random", **(producer_config or {}),
+                                   "logger": client_logger("producer")})
         self._consumer = Consumer({**CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
                                    "enable.auto.commit": False, "enable.partition.eof": False,
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,

@@ -195,7 +195,8 @@ def test_restore_in_target_state(runtime_factory, bootstrap, unique, tmp_path) -
     rt2 = runtime_factory(group)
     assert rt2.connectors() == ["paused", "running", "stopped"]
     wait_until(lambda: statuses(rt2, "running") == ("RUNNING", ["RUNNING"]), 30, message="restored RUNNING")
-    wait_until(lambda: statuses(rt2, "paused") == ("PAUSED", ["PAUSED"]), 30, message="restored PAUSED")
+    # created PAUSED: no tasks, as Kafka Connect (only a started connector generates task configs)
+    wait_until(lambda: statuses(rt2, "paused") == ("PAUSED", []), 30, message="restored PAUSED")
     assert statuses(rt2, "stopped") == ("STOPPED", [])
 
 
@@ -261,10 +262,12 @@ def test_invalid_configs_report_every_error_and_write_nothing(runtime_factory, b
                      'Must configure one of "topics" or "topics.regex"'):
         assert fragment in msg
     assert msg.endswith("You can also find the above list of errors at the endpoint "
-                        "`/connector-plugins/VerifyingSink/config/validate`")
+                        "`/connector-plugins/{connectorType}/config/validate`")
     with pytest.raises(ConnectRestError) as e:
         rt.create_connector("bad", {"connector.class": "NoSuchConnector"})
-    assert e.value.status == 400 and "Class NoSuchConnector could not be found." in e.value.message
+    assert e.value.status == 400 and e.value.message.startswith(
+        "Failed to find any class that implements Connector and which name matches NoSuchConnector, available "
+        "connectors are: PluginDesc{klass=class ")
     with pytest.raises(ConnectRestError) as e:
         rt.create_connector("bad", {"topics": "t"})
     assert e.value.status == 400 and "contains no connector type" in e.value.message
@@ -378,8 +381,8 @@ def test_client_override_policy(runtime_factory, bootstrap, unique) -> None:
 
 
 def test_unknown_executor_is_refused_before_anything_is_created(bootstrap: str, unique: str) -> None:
-    for executor in ("spark", "processes"):
-        with pytest.raises(ValueError, match=f"Invalid value {executor} for executor"):
-            ConnectRuntime(bootstrap, f"ex-{unique}", executor=executor)
+    with pytest.raises(ValueError, match="Invalid value processes for executor: must be 'threads', 'spark' or an "
+                                         "Executor"):
+        ConnectRuntime(bootstrap, f"ex-{unique}", executor="processes")
     topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
     assert not [t for t in topics if t.startswith(f"ex-{unique}")]

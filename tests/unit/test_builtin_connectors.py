@@ -427,6 +427,23 @@ def test_file_sink_task_creates_missing_file(tmp_path: Path) -> None:
     assert out.read_text() == "x\n"
 
 
+@pytest.mark.parametrize("kind", ["/dev/null", "a pipe"])
+def test_file_sink_task_flushes_to_a_device_or_a_pipe(kind: str, tmp_path: Path) -> None:
+    """fsync fails with EINVAL on a character device or a pipe; Kafka's task flushes them (issue 14)."""
+    path = "/dev/null" if kind == "/dev/null" else str(tmp_path / "fifo")
+    if kind == "a pipe":
+        os.mkfifo(path)
+        reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    task = sink_task(FileStreamSinkTask, {"file": path})
+    task.put(SinkRecords([sink_record("x")]))
+    offsets = {TopicPartition("t", 0): 1}
+    assert task.pre_commit(offsets) == offsets
+    task.stop()
+    if kind == "a pipe":
+        assert os.read(reader, 10) == b"x\n"
+        os.close(reader)
+
+
 def test_file_sink_task_bad_path(tmp_path: Path) -> None:
     path = tmp_path / "missing-dir" / "out.txt"
     with pytest.raises(ConnectException, match=re.escape(f"Couldn't find or create file '{path}' for FileStreamSinkTask")):

@@ -20,6 +20,7 @@ from connect_magics.api.config import (
     Importance,
     Range,
     Type,
+    Width,
     config_infos,
 )
 from connect_magics.api.config import _key_info as config_key_info
@@ -50,74 +51,164 @@ COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP = "Common", "Transforms", "Pred
 ERRORS_GROUP = "Error Handling"
 
 
-def connector_config_def(connector_type: str) -> ConfigDef:
-    """The keys every connector config has (Kafka's ``ConnectorConfig``, plus ``SinkConnectorConfig``'s topics)."""
+_CONVERTER_DOC = ("Converter class used to convert between Kafka Connect format and the serialized form that is "
+                  "written to Kafka. This controls the format of the {} in messages written to or read from Kafka, "
+                  "and since this is independent of connectors it allows any connector to work with any "
+                  "serialization format. Examples of common formats include JSON and Avro.")
+#: The KIP-891 version keys of the common plugin keys: (order, width, importance, display name, documentation).
+_VERSION_KEYS = {
+    CONNECTOR_VERSION: (3, Width.MEDIUM, Importance.MEDIUM, "Connector version", "Version of the connector."),
+    "key.converter." + PLUGIN_VERSION_SUFFIX: (7, Width.SHORT, Importance.LOW, "Key converter version",
+                                               "Version of the key converter."),
+    "value.converter." + PLUGIN_VERSION_SUFFIX: (9, Width.SHORT, Importance.LOW, "Value converter version",
+                                                 "Version of the value converter."),
+    "header.converter." + PLUGIN_VERSION_SUFFIX: (11, Width.SHORT, Importance.LOW, "Header converter version",
+                                                  "Version of the header converter."),
+}
+
+
+def _define_version_key(cd: ConfigDef, key: str, default: str | None = None) -> None:
+    order, width, importance, display, doc = _VERSION_KEYS[key]
+    cd.define(key, Type.STRING, default, importance=importance, group=COMMON_GROUP, order_in_group=order,
+              width=width, display_name=display, documentation=doc)
+
+
+def _define_transformation_keys(cd: ConfigDef, alias: str) -> None:
+    """``transforms.{alias}.type`` and ``.plugin.version`` as Kafka's ``ConnectorConfig.enrich`` defines them."""
+    prefix, group = f"transforms.{alias}.", f"Transforms: {alias}"
+    if prefix + "type" in cd:  # an alias listed twice
+        return
+    cd.define(prefix + "type", Type.CLASS, importance=Importance.HIGH, group=group, order_in_group=0,
+              width=Width.LONG, display_name=f"Transformation type for {alias}",
+              documentation=f"Class for the '{alias}' transformation.")
+    cd.define(prefix + PLUGIN_VERSION_SUFFIX, Type.STRING, None, importance=Importance.HIGH, group=group,
+              order_in_group=1, width=Width.LONG, display_name=f"Transformation version for {alias}",
+              documentation=f"Version of the '{alias}' transformation.")
+
+
+def _transformation_def(cd: ConfigDef, alias: str, own: ConfigDef) -> ConfigDef:
+    """The transformation's own keys plus ``predicate`` and ``negate``, ordered by name as Kafka's
+    ``ConfigDef.embed`` orders keys of equal importance with defaults, embedded into ``cd``; returns them."""
+    child = (ConfigDef(own)
+             .define("predicate", Type.STRING, None, importance=Importance.MEDIUM,
+                     documentation="The alias of a predicate used to determine whether to apply this "
+                                   "transformation.")
+             .define("negate", Type.BOOLEAN, False, importance=Importance.MEDIUM,
+                     documentation="Whether the configured predicate should be negated."))
+    keys = child.config_keys()
+    ordered = ConfigDef()
+    for name in sorted(keys, key=lambda n: (keys[n].has_default, n)):
+        ordered.define_key(keys[name])
+    prefix = f"transforms.{alias}."
+    if prefix + "predicate" not in cd:  # an alias listed twice is embedded once
+        cd.embed(prefix, f"Transforms: {alias}", 2, ordered)
+    return ordered
+
+
+def connector_config_def(connector_type: str, worker: Mapping[str, str] | None = None) -> ConfigDef:
+    """The keys every connector config has (Kafka's ``ConnectorConfig``, plus ``SinkConnectorConfig``'s or
+    ``SourceConnectorConfig``'s), with Kafka's display names, widths, orders and documentation; the
+    converters default to the ``worker``'s."""
+    worker = worker or {}
     cd = (ConfigDef()
           .define("name", Type.STRING, importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=1,
+                  width=Width.MEDIUM, display_name="Connector name",
                   documentation="Globally unique name to use for this connector.")
           .define(CONNECTOR_CLASS, Type.STRING, importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=2,
-                  documentation="Name or alias of the class for this connector.")
-          .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, group=COMMON_GROUP,
-                  order_in_group=3, documentation="Maximum number of tasks to use for this connector.")
-          .define("key.converter", Type.CLASS, None, importance=Importance.LOW, group=COMMON_GROUP,
-                  documentation="Converter class used for record keys; the worker's if not set.")
-          .define("value.converter", Type.CLASS, None, importance=Importance.LOW, group=COMMON_GROUP,
-                  documentation="Converter class used for record values; the worker's if not set.")
-          .define("header.converter", Type.CLASS, None, importance=Importance.LOW, group=COMMON_GROUP,
-                  documentation="HeaderConverter class used for record headers; the worker's if not set.")
-          .define("transforms", Type.LIST, "", importance=Importance.LOW, group=TRANSFORMS_GROUP,
-                  documentation="Aliases for the transformations to be applied to records.")
-          .define("predicates", Type.LIST, "", importance=Importance.LOW, group=PREDICATES_GROUP,
-                  documentation="Aliases for the predicates used by transformations.")
-          .define("errors.retry.timeout", Type.LONG, 0, importance=Importance.MEDIUM, group=ERRORS_GROUP,
-                  order_in_group=1, documentation="The maximum duration in milliseconds that a failed operation "
-                  "will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for "
-                  "infinite retries.")
-          .define("errors.retry.delay.max.ms", Type.LONG, 60000, importance=Importance.MEDIUM, group=ERRORS_GROUP,
-                  order_in_group=2, documentation="The maximum duration in milliseconds between consecutive retry "
-                  "attempts. Jitter will be added to the delay once this limit is reached to prevent thundering "
-                  "herd issues.")
-          .define("errors.tolerance", Type.STRING, "none", CaseInsensitiveValidString.in_("none", "all"),
-                  Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=3,
-                  documentation="Behavior for tolerating errors during connector operation. 'none' is the default "
-                  "value and signals that any error will result in an immediate connector task failure; 'all' "
-                  "changes the behavior to skip over problematic records.")
-          .define("errors.log.enable", Type.BOOLEAN, False, importance=Importance.MEDIUM, group=ERRORS_GROUP,
-                  order_in_group=4, documentation="If true, write each error and the details of the failed "
-                  "operation and problematic record to the Connect application log. This is 'false' by default, "
-                  "so that only errors that are not tolerated are reported.")
-          .define("errors.log.include.messages", Type.BOOLEAN, False, importance=Importance.MEDIUM,
-                  group=ERRORS_GROUP, order_in_group=5, documentation="Whether to include in the log the Connect "
-                  "record that resulted in a failure. For sink records, the topic, partition, offset, and "
-                  "timestamp will be logged. For source records, the key and value (and their schemas), all "
-                  "headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset "
-                  "will be logged. This is 'false' by default, which will prevent record keys, values, and headers "
-                  "from being written to log files."))
+                  width=Width.LONG, display_name="Connector class",
+                  documentation="Name or alias of the class for this connector. Must be a subclass of "
+                  "org.apache.kafka.connect.connector.Connector. If the connector is "
+                  "org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  "
+                  "or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit "
+                  "shorter"))
+    _define_version_key(cd, CONNECTOR_VERSION)
+    cd.define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, group=COMMON_GROUP, order_in_group=4,
+              width=Width.SHORT, display_name="Tasks max",
+              documentation="Maximum number of tasks to use for this connector.")
+    for order, (key, display, doc) in enumerate((
+            ("key.converter", "Key converter class", _CONVERTER_DOC.format("keys")),
+            ("value.converter", "Value converter class", _CONVERTER_DOC.format("values")),
+            ("header.converter", "Header converter class", _CONVERTER_DOC.replace("Converter class", "HeaderConverter "
+             "class").format("header values") + " By default, the SimpleHeaderConverter is used to serialize "
+             "header values to strings and deserialize them by inferring the schemas.")), start=3):
+        cd.define(key, Type.CLASS, worker.get(key), importance=Importance.LOW, group=COMMON_GROUP,
+                  order_in_group=2 * order, width=Width.SHORT, display_name=display, documentation=doc)
+        _define_version_key(cd, version_key(key))
+    (cd.define("transforms", Type.LIST, "", importance=Importance.LOW, group=TRANSFORMS_GROUP, order_in_group=12,
+               width=Width.LONG, display_name="Transforms",
+               documentation="Aliases for the transformations to be applied to records.")
+       .define("predicates", Type.LIST, "", importance=Importance.LOW, group=PREDICATES_GROUP, order_in_group=13,
+               width=Width.LONG, display_name="Predicates",
+               documentation="Aliases for the predicates used by transformations.")
+       .define("errors.retry.timeout", Type.LONG, 0, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+               order_in_group=1, width=Width.MEDIUM, display_name="Retry Timeout for Errors",
+               documentation="The maximum duration in milliseconds that a failed operation "
+               "will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for "
+               "infinite retries.")
+       .define("errors.retry.delay.max.ms", Type.LONG, 60000, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+               order_in_group=2, width=Width.MEDIUM, display_name="Maximum Delay Between Retries for Errors",
+               documentation="The maximum duration in milliseconds between consecutive retry "
+               "attempts. Jitter will be added to the delay once this limit is reached to prevent thundering "
+               "herd issues.")
+       .define("errors.tolerance", Type.STRING, "none", CaseInsensitiveValidString.in_("none", "all"),
+               Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=3, width=Width.SHORT,
+               display_name="Error Tolerance",
+               documentation="Behavior for tolerating errors during connector operation. 'none' is the default "
+               "value and signals that any error will result in an immediate connector task failure; 'all' "
+               "changes the behavior to skip over problematic records.")
+       .define("errors.log.enable", Type.BOOLEAN, False, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+               order_in_group=4, width=Width.SHORT, display_name="Log Errors",
+               documentation="If true, write each error and the details of the failed "
+               "operation and problematic record to the Connect application log. This is 'false' by default, "
+               "so that only errors that are not tolerated are reported.")
+       .define("errors.log.include.messages", Type.BOOLEAN, False, importance=Importance.MEDIUM,
+               group=ERRORS_GROUP, order_in_group=5, width=Width.SHORT, display_name="Log Error Details",
+               documentation="Whether to include in the log the Connect "
+               "record that resulted in a failure. For sink records, the topic, partition, offset, and "
+               "timestamp will be logged. For source records, the key and value (and their schemas), all "
+               "headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset "
+               "will be logged. This is 'false' by default, which will prevent record keys, values, and headers "
+               "from being written to log files."))
     if connector_type == "sink":
-        cd = (cd.define("topics", Type.LIST, "", importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=4,
-                        documentation="List of topics to consume, separated by commas.")
-                .define("topics.regex", Type.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
-                        order_in_group=4, documentation="Regular expression giving topics to consume.")
-                .define("errors.deadletterqueue.topic.name", Type.STRING, "", importance=Importance.MEDIUM,
-                        group=ERRORS_GROUP, order_in_group=6, documentation="The name of the topic to be used as "
-                        "the dead letter queue (DLQ) for messages that result in an error when processed by this "
-                        "sink connector, or its transformations or converters. The topic name is blank by default, "
-                        "which means that no messages are to be recorded in the DLQ.")
-                .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT, 3,
-                        importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=7,
-                        documentation="Replication factor used to create the dead letter queue topic when it "
-                        "doesn't already exist.")
-                .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False,
-                        importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=8,
-                        documentation="If true, add headers containing error context to the messages written to "
-                        "the dead letter queue. To avoid clashing with headers from the original record, all error "
-                        "context header keys, all error context header keys will start with __connect.errors."))
+        (cd.define("topics", Type.LIST, "", importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=4,
+                   width=Width.LONG, display_name="Topics",
+                   documentation="List of topics to consume, separated by commas")
+           .define("topics.regex", Type.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
+                   order_in_group=4, width=Width.LONG, display_name="Topics regex",
+                   documentation="Regular expression giving topics to consume. Under the hood, the regex is "
+                   "compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should "
+                   "be specified.")
+           .define("errors.deadletterqueue.topic.name", Type.STRING, "", importance=Importance.MEDIUM,
+                   group=ERRORS_GROUP, order_in_group=6, width=Width.MEDIUM,
+                   display_name="Dead Letter Queue Topic Name", documentation="The name of the topic to be used "
+                   "as the dead letter queue (DLQ) for messages that result in an error when processed by this "
+                   "sink connector, or its transformations or converters. The topic name is blank by default, "
+                   "which means that no messages are to be recorded in the DLQ.")
+           .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT, 3,
+                   importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=7, width=Width.MEDIUM,
+                   display_name="Dead Letter Queue Topic Replication Factor",
+                   documentation="Replication factor used to create the dead letter queue topic when it "
+                   "doesn't already exist.")
+           .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False,
+                   importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=8, width=Width.MEDIUM,
+                   display_name="Enable Error Context Headers",
+                   documentation="If true, add headers containing error context to the messages written to "
+                   "the dead letter queue. To avoid clashing with headers from the original record, all error "
+                   "context header keys, all error context header keys will start with "
+                   "<code>__connect.errors.</code>"))
     else:
-        cd = (cd.define("topic.creation.groups", Type.LIST, "", importance=Importance.LOW,
-                        group="Topic Creation", documentation="Groups of configurations for topics created by "
-                        "source connectors.")
-                .define("offsets.storage.topic", Type.STRING, None, importance=Importance.LOW,
-                        documentation="The name of a separate offsets topic to use for this connector."))
+        (cd.define("topic.creation.groups", Type.LIST, "", importance=Importance.LOW, group="Topic Creation",
+                   order_in_group=1, width=Width.LONG, display_name="Topic Creation Groups",
+                   documentation="Groups of configurations for topics created by source connectors")
+           .define("offsets.storage.topic", Type.STRING, None, importance=Importance.LOW, group="offsets.topic",
+                   order_in_group=1, width=Width.LONG, display_name="Offsets topic",
+                   documentation="The name of a separate offsets topic to use for this connector. If empty or "
+                   "not specified, the worker\u2019s global offsets topic name will be used. If specified, the "
+                   "offsets topic will be created if it does not already exist on the Kafka cluster targeted by "
+                   "this connector (which may be different from the one used for the worker's global offsets "
+                   "topic if the bootstrap.servers property of the connector's producer has been overridden from "
+                   "the worker's). Only applicable in distributed mode; in standalone mode, setting this property "
+                   "will have no effect."))
     return cd
 
 
@@ -200,7 +291,9 @@ def _version_value(cd: ConfigDef, key: str, group: str, res: _Resolution, config
     whose recommended values are the installed versions, newest first."""
     versions = res.versions_newest_first
     default = default if default is not None else (versions[0] if versions else None)
-    if key not in cd:  # an alias listed twice is defined once
+    if key in cd:  # predefined (common keys, transformations), or an alias listed twice
+        cd.redefine(cd.config_keys()[key], default=default)
+    else:
         cd.define(key, Type.STRING, default, importance=Importance.LOW, group=group,
                   documentation="The version of the plugin, as a Maven version range ('1.2' means exactly 1.2); "
                                 "the newest installed version if not set.")
@@ -235,7 +328,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
     conn = _resolve(plugins, CONNECTOR_CLASS, class_name, config.get(CONNECTOR_VERSION), ("source", "sink"))
     desc = conn.desc
     ctype = connector_type(desc or (conn.candidates[-1] if conn.candidates else None))
-    cd = connector_config_def("sink" if ctype == "sink" else "source")
+    cd = connector_config_def("sink" if ctype == "sink" else "source", worker)
     values = {cv.name: cv for cv in cd.validate(config)}
     if class_name:
         values[CONNECTOR_CLASS].errors.extend(conn.class_errors)
@@ -270,11 +363,16 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
                 continue
             res = _resolve(plugins, type_key, config[type_key], config.get(vkey), types)
             type_value.errors.extend(res.class_errors)
+            if kind == "transforms":
+                _define_transformation_keys(cd, alias)
             values[vkey] = _version_value(cd, vkey, f"{kind.capitalize()}: {alias}", res, config)
             if res.desc is None:
                 continue
+            child = res.desc.cls().config_def()
+            if kind == "transforms":
+                child = _transformation_def(cd, alias, child)
             sub = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix) and k != vkey}
-            for cv in res.desc.cls().config_def().validate(sub):
+            for cv in child.validate(sub):
                 cv.name = prefix + cv.name
                 extra.append(cv)
             if kind == "transforms" and config.get(prefix + "predicate"):
@@ -284,7 +382,8 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
     if ctype == "sink":
         topics, regex = config.get("topics", "").strip(), config.get("topics.regex", "").strip()
         if topics and regex:
-            values["topics"].errors.append('Must configure one of "topics" or "topics.regex", not both')
+            for key in ("topics", "topics.regex"):  # Kafka's SinkConnectorConfig.validate
+                values[key].errors.append("topics and topics.regex are mutually exclusive options, but both are set.")
         elif not topics and not regex:
             values["topics"].errors.append('Must configure one of "topics" or "topics.regex"')
         dlq = config.get("errors.deadletterqueue.topic.name", "").strip()
@@ -319,7 +418,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
                 extra.append(cv)
         cd = cd.merge(connector.config_def())
     all_values = list(values.values()) + extra
-    return config_infos(desc.class_name if desc else (class_name or ""), cd, all_values)
+    return config_infos(class_name or "", cd, all_values)  # named as given, as Kafka does
 
 
 def config_errors(infos: Mapping[str, Any]) -> list[str]:
@@ -327,11 +426,13 @@ def config_errors(infos: Mapping[str, Any]) -> list[str]:
     return [e for c in infos["configs"] if c["value"] for e in c["value"]["errors"]]
 
 
-def invalid_config_message(infos: Mapping[str, Any], plugin: str) -> str:
-    errors = config_errors(infos)
-    return (f"Connector configuration is invalid and contains the following {infos['error_count']} error(s):\n"
+def invalid_config_message(errors: list[str]) -> str:
+    """Kafka Connect's answer to an invalid connector config (its endpoint hint is literally
+    ``{connectorType}``)."""
+    return (f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"
             + "\n".join(errors)
-            + f"\nYou can also find the above list of errors at the endpoint `/connector-plugins/{plugin}/config/validate`")
+            + "\nYou can also find the above list of errors at the endpoint "
+              "`/connector-plugins/{connectorType}/config/validate`")
 
 
 # -- building what a task runs ---------------------------------------------------------------
@@ -469,6 +570,40 @@ def plugin_config_keys(plugins: Plugins, name: str, version: str | None = None) 
             raise BadRequestError(f"Invalid plugin class {name}. Valid types are {_PLUGIN_TYPES}.") from None
         raise NotFoundError(f"Unknown plugin {name}.") from None
     return [config_key_info(k) for k in desc.cls().config_def().config_keys().values()]
+
+
+#: Kafka client settings of type PASSWORD (as ``producer.override.*`` and the like in a connector config).
+CLIENT_PASSWORD_KEYS = frozenset({
+    "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.truststore.certificates", "sasl.jaas.config", "sasl.password",
+    "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.assertion.private.key.passphrase"})
+
+
+def password_keys(plugins: Plugins, config: Mapping[str, str]) -> set[str]:
+    """The keys of ``config`` whose definition is of type PASSWORD: the connector's, its transformations'
+    and predicates', and client overrides of password settings (what REST answers mask).
+
+    >>> sorted(password_keys(Plugins(), {"connector.class": "FileStreamSink",
+    ...                                  "consumer.override.ssl.key.password": "x", "file": "/tmp/o"}))
+    ['consumer.override.ssl.key.password']
+    """
+    defs: list[tuple[str, ConfigDef]] = []
+    try:
+        defs.append(("", plugins.find(config.get(CONNECTOR_CLASS, ""), ("source", "sink"),
+                                       config.get(CONNECTOR_VERSION)).cls().config_def()))
+    except (PluginNotFoundError, InvalidVersionSpecificationError):
+        pass
+    for kind, types in (("transforms", ("transformation",)), ("predicates", ("predicate",))):
+        for alias in _alias_keys(config, kind):
+            prefix = f"{kind}.{alias}."
+            try:
+                defs.append((prefix, plugins.find(config.get(prefix + "type", ""), types).cls().config_def()))
+            except (PluginNotFoundError, InvalidVersionSpecificationError):
+                continue
+    keys = {prefix + name for prefix, cd in defs for name, key in cd.config_keys().items()
+            if key.type is Type.PASSWORD}
+    keys |= {k for k in config if k.startswith(OVERRIDE_PREFIXES) and k.split(".", 2)[2] in CLIENT_PASSWORD_KEYS}
+    return keys & set(config)
 
 
 def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[str, str]:

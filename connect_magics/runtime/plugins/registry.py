@@ -36,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from connect_magics.api import errors
 from connect_magics.api.connector import SinkConnector, SourceConnector
 from connect_magics.api.converters import (
     ByteArrayConverter,
@@ -91,6 +92,27 @@ class VersionedPluginLoadingError(PluginNotFoundError):
     def __init__(self, message: str, available_versions: list[str]) -> None:
         super().__init__(message)
         self.available_versions = available_versions
+
+
+def kafka_class_name(cls: type) -> str:
+    """The name Kafka Connect gives the same class: the Java name of a built-in converter, transformation,
+    predicate or ``connect_magics.api.errors`` exception, else the Python name (for DLQ headers and logs).
+
+    >>> kafka_class_name(JsonConverter), kafka_class_name(ValueError)
+    ('org.apache.kafka.connect.json.JsonConverter', 'builtins.ValueError')
+    """
+    if cls in _JAVA_CONVERTERS:
+        return _JAVA_CONVERTERS[cls]
+    declared = next((name for name in vars(cls).get("ALIASES", ()) if "." in name), None)
+    if declared is not None:  # a built-in connector or task that mirrors a Kafka class
+        return declared
+    java = next((name for name, c in [*BUILTIN_TRANSFORMS.items(), *BUILTIN_PREDICATES.items()]
+                 if c is cls and "." in name), None)
+    if java is not None:
+        return java
+    if cls.__module__ == errors.__name__:
+        return f"org.apache.kafka.connect.errors.{cls.__qualname__}"
+    return python_name(cls)
 
 
 def plugin_types(cls: type) -> list[str]:
@@ -350,6 +372,12 @@ class Plugins:
         except PluginNotFoundError:
             return []
 
+    def installed(self, types: Iterable[str]) -> list[PluginDesc]:
+        """Every installed plugin version of these types, in Kafka's ``PluginDesc`` order."""
+        wanted = set(types)
+        with self._lock:
+            return sorted(d for d in self._plugins if d.type in wanted)
+
     def class_names(self, types: Iterable[str]) -> list[str]:
         """The class names of every installed plugin of these types, sorted (for recommenders)."""
         wanted = set(types)
@@ -360,9 +388,15 @@ class Plugins:
         """Another class (e.g. a connector's task class) by name, from the installation of ``desc``."""
         inst = installation_of(desc.cls.__module__)
         try:
-            return inst.load_class(qualified) if inst is not None else import_class(qualified)
+            found = inst.load_class(qualified) if inst is not None else import_class(qualified)
         except (ImportError, AttributeError, ValueError):
-            return None
+            found = None
+        if found is None and hasattr(desc.cls, "task_class"):
+            # a Kafka class name the connector's task answers to (task configs written by Kafka Connect)
+            task = desc.cls().task_class()
+            if qualified in vars(task).get("ALIASES", ()):
+                return task
+        return found
 
     def listing(self, connectors_only: bool = True) -> list[dict[str, str]]:
         """Plugins as ``GET /connector-plugins`` lists them: each version its own entry, by type (sink,

@@ -27,7 +27,7 @@ from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaError, KafkaException,
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.api.errors import ConnectException, RetriableException
-from connect_magics.runtime.plugins.registry import python_name
+from connect_magics.runtime.plugins.registry import kafka_class_name, python_name
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -133,8 +133,8 @@ class DeadLetterQueue:
                 ("topic", message.topic()), ("partition", str(message.partition())),
                 ("offset", str(message.offset())), ("connector.name", self.connector),
                 ("task.id", str(self.task)), ("stage", error.stage.value),
-                ("class.name", python_name(error.executing_class)),
-                ("exception.class.name", python_name(type(error.cause))),
+                ("class.name", kafka_class_name(error.executing_class)),
+                ("exception.class.name", kafka_class_name(type(error.cause))),
                 ("exception.message", str(error.cause)),
                 ("exception.stacktrace", "".join(traceback.format_exception(error.cause))))]
         ts_type, ts = message.timestamp()

@@ -78,8 +78,9 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
                   for key, is_key in CONVERTER_KEYS}
     chain = build_transformation_chain(services.plugins, config)
     policy = wc["connector.client.config.override.policy"]
-    producer_config = {**wc.client_config("producer"), "enable.idempotence": True, "acks": "all",
-                       **client_overrides(config, "producer", policy)}
+    # murmur2: keyed records go to the partitions Kafka Connect's Java producer picks
+    producer_config = {"partitioner": "murmur2_random", **wc.client_config("producer"), "enable.idempotence": True,
+                       "acks": "all", **client_overrides(config, "producer", policy)}
     common: dict[str, Any] = dict(
         task_id=spec.task_id, task=task, task_config=spec.task_config, connector_config=config, services=services,
         target_state=spec.target_state, key_converter=converters["key.converter"][1],
