@@ -63,7 +63,7 @@ def _seconds_to_next_commit(rt: Any, name: str, tasks: int) -> float | None:
     """The soonest periodic offset commit of the connector's running tasks, from their commit clocks."""
     due = []
     for task in range(tasks):
-        runner = rt.herder.runner(name, task)
+        runner = getattr(rt.herder.task_handle(name, task), "runner", None)  # tasks on this kernel's threads
         last, interval = getattr(runner, "_last_commit", None), getattr(runner, "flush_interval", None)
         if last is not None and interval is not None:
             due.append(max(0.0, last + interval - time.monotonic()))
