@@ -36,7 +36,7 @@ def runtime_factory(bootstrap: str, unique: str) -> Iterator[Callable[[], Connec
 
 def ids_in(bootstrap: str, topic: str, expected: int) -> Counter:
     """How often each ``id`` is in the topic, once it holds ``expected`` records."""
-    wait_until(lambda: len(read_records(bootstrap, topic)) >= expected, 60, interval=0.3,
+    wait_until(lambda: len(read_records(bootstrap, topic)) >= expected, 120, interval=0.3,
                message=f"{expected} records in {topic}")
     return Counter(json.loads(value)["id"] for _, value in read_records(bootstrap, topic))
 
