@@ -4,7 +4,7 @@
 the installed pyspark's version and Scala binary version); ``delta`` is Delta Lake
 (``io.delta:delta-spark_{scala}:{delta}``, the version of the installed ``delta-spark`` Python package,
 ``pip install connect-magics[delta]``). Spark resolves them through Ivy from Maven Central, once, into
-its Ivy cache (``~/.ivy2.5.2``); :func:`unresolved_artifacts` names what it could not find.
+its Ivy cache (``~/.ivy2.5.2``); :func:`unresolved_artifacts` reads what it could not find from Ivy's report.
 
 >>> kafka_coordinate("4.2.0", "2.13")
 'org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0'
@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import tempfile
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-
-from connect_magics.local.jars import _ivy_jar, cache_dir
 
 __all__ = ["PACKAGES", "delta_coordinate", "installed_delta_version", "kafka_coordinate", "package_confs",
            "pyspark_scala_version", "unresolved_artifacts"]
@@ -101,21 +97,11 @@ def package_confs(packages: Iterable[str], spark_version: str | None = None, sca
     return {"spark.jars.packages": ",".join(coordinates), **confs}
 
 
-def unresolved_artifacts(coordinates: Iterable[str], java: str = "java", timeout: float = 300) -> list[str]:
-    """The ``group:artifact:version`` of each artifact (asked for, or a dependency of one) that Ivy cannot
-    resolve from its default repository, Maven Central. Used to explain a session that failed to start.
+def unresolved_artifacts(ivy_report: str) -> list[str]:
+    """The ``group:artifact:version`` of each artifact that Ivy's report (what Spark's JVM printed while it
+    resolved ``spark.jars.packages``) lists as unresolved: asked for, or a dependency of one.
+
+    >>> unresolved_artifacts("\t\t:: io.delta#delta-spark_2.13;0.0.1: not found")
+    ['io.delta:delta-spark_2.13:0.0.1']
     """
-    ivy = _ivy_jar()
-    if ivy is None:
-        return []
-    deps = "".join(f'<dependency org="{g}" name="{a}" rev="{v}" conf="default->default"/>'
-                   for g, a, v in (c.split(":") for c in coordinates))
-    with tempfile.TemporaryDirectory(prefix="spark-packages-") as tmp:
-        Path(tmp, "ivy.xml").write_text('<ivy-module version="2.0"><info organisation="connect-magics" '
-                                        f'module="spark-packages"/><dependencies>{deps}</dependencies>'
-                                        "</ivy-module>")
-        out = subprocess.run([java, "-jar", ivy, "-ivy", "ivy.xml", "-confs", "default",
-                              "-cache", str(cache_dir() / "ivy-cache")],
-                             cwd=tmp, capture_output=True, text=True, timeout=timeout)
-    found = [":".join(m) for m in _UNRESOLVED.findall(out.stdout + out.stderr)]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(":".join(m) for m in _UNRESOLVED.findall(ivy_report)))

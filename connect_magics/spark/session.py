@@ -76,7 +76,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
         if not confs:
             raise
         coordinates = confs["spark.jars.packages"].split(",")
-        missing = unresolved_artifacts(coordinates, java.executable)
+        missing = unresolved_artifacts(log_path().read_text(errors="replace"))
         if not missing:
             raise
         raise RuntimeError(f"Cannot start a SparkSession with packages {coordinates}: Ivy cannot resolve "

@@ -13,6 +13,7 @@ from connect_magics.spark.packages import (
     kafka_coordinate,
     package_confs,
     pyspark_scala_version,
+    unresolved_artifacts,
 )
 
 
@@ -49,3 +50,17 @@ def test_unknown_packages_are_refused() -> None:
     with pytest.raises(ValueError, match=r"Invalid value \['avro'\] for packages: unknown package\(s\); known: "
                                          r"\['kafka', 'delta'\]"):
         package_confs(["kafka", "avro"])
+
+
+def test_unresolved_artifacts_come_from_ivys_report() -> None:
+    report = """
+		module not found: io.delta#delta-spark_2.13;0.0.0-missing
+		::          UNRESOLVED DEPENDENCIES         ::
+		:: io.delta#delta-spark_2.13;0.0.0-missing: not found
+		:: org.apache.kafka#kafka-clients;9.9.9: not found
+		:: io.delta#delta-spark_2.13;0.0.0-missing: not found
+Exception in thread "main" java.lang.RuntimeException: [unresolved dependency: io.delta#delta-spark_2.13;0.0.0-missing: not found]
+"""
+    assert unresolved_artifacts(report) == ["io.delta:delta-spark_2.13:0.0.0-missing",
+                                            "org.apache.kafka:kafka-clients:9.9.9"]
+    assert unresolved_artifacts("resolve 2921ms :: artifacts dl 62ms") == []
