@@ -1,0 +1,133 @@
+"""A real browser: JupyterLab served locally, Debian's Chromium driven by Playwright, the offsets tutorial
+run up to its editor, an offset typed into the editor and Apply clicked, and the new offset read from Kafka.
+
+Needs ``apt-get install chromium`` and the ``browser`` extra (``pip install -e ".[browser]"``: Playwright,
+JupyterLab). Playwright's own browser download is never used: it launches the system executable. A
+screenshot of the editor after Apply is saved as ``test-artifacts/browser-offsets-editor.png`` (or under
+``$TEST_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from helpers import wait_until
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "test-artifacts"))
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+KERNEL_IDLE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle'; }"""
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+
+
+def tutorial_up_to_the_editor(bootstrap: str, group: str) -> nbformat.NotebookNode:
+    """notebooks/02-offsets.ipynb up to the cell that shows the editor, on the test's broker and group."""
+    nb = nbformat.read(ROOT / "notebooks" / "02-offsets.ipynb", as_version=4)
+    last = next(i for i, c in enumerate(nb.cells) if "--edit" in c.source)
+    nb.cells = nb.cells[:last + 1]
+    for cell in nb.cells:
+        cell.source = (cell.source.replace("%connect start --embedded", f"%connect start --bootstrap-servers {bootstrap}")
+                       .replace('"offsets-tutorial"', f'"{group}"'))
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def jupyter_lab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A JupyterLab server on 127.0.0.1 without a token, serving ``tmp_path / "root"``."""
+    root = tmp_path / "root"
+    root.mkdir()
+    port = free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg")}
+    log = open(tmp_path / "jupyter.log", "wb")  # noqa: SIM115 - closed after the server stops
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         "--IdentityProvider.token=", "--ServerApp.disable_check_xsrf=True", "--allow-root",
+         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: server.poll() is not None
+                   or urllib.request.urlopen(f"{url}/api/status", timeout=5).status == 200, 120,
+                   message=lambda: f"JupyterLab at {url}: {(tmp_path / 'jupyter.log').read_text()[-2000:]}")
+        assert server.poll() is None, f"JupyterLab exited: {(tmp_path / 'jupyter.log').read_text()[-2000:]}"
+        yield url, root
+    finally:
+        server.terminate()
+        server.wait(30)
+        log.close()
+
+
+def committed_seq(bootstrap: str, offsets_topic: str, connector: str, task: int) -> int | None:
+    """The last offset of ``{"task": task}`` written to the worker's offsets topic, read to its end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{offsets_topic}",
+                         "enable.auto.commit": False})
+    try:
+        metadata = consumer.list_topics(offsets_topic, timeout=10).topics[offsets_topic]
+        parts = [TopicPartition(offsets_topic, p, 0) for p in metadata.partitions]
+        ends = {p.partition: consumer.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+        consumer.assign(parts)
+        seen, last = {p: 0 for p in ends}, None
+        while any(seen[p] < ends[p] for p in ends):
+            for m in consumer.consume(500, timeout=1):
+                if m.error():
+                    continue
+                seen[m.partition()] = m.offset() + 1
+                if json.loads(m.key()) == [connector, {"task": task}]:
+                    last = None if m.value() is None else json.loads(m.value())["seq"]
+        return last
+    finally:
+        consumer.close()
+
+
+def test_edit_and_apply_in_jupyterlab_changes_the_offset_in_kafka(bootstrap: str, unique: str,
+                                                                   jupyter_lab: tuple[str, Path]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, root = jupyter_lab
+    group = f"browser-{unique}"
+    nbformat.write(tutorial_up_to_the_editor(bootstrap, group), root / "02-offsets.ipynb")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/lab/tree/02-offsets.ipynb")
+            page.wait_for_function(KERNEL_IDLE, timeout=180_000)
+            page.evaluate(RUN_ALL)  # Run > Run All Cells (not awaited: it resolves only when every cell ran)
+            grid = page.locator(".widget-gridbox").last
+            expect(grid).to_be_visible(timeout=180_000)
+            seq = grid.locator("input[type=text]").first  # rows are in partition order: task 0 first
+            expect(seq).to_have_value("19", timeout=30_000)
+            seq.fill("7")
+            seq.press("Enter")
+            page.get_by_role("button", name="Apply").last.click()
+            expect(page.get_by_text("have been altered successfully")).to_be_visible(timeout=60_000)
+            page.screenshot(path=str(ARTIFACTS / "browser-offsets-editor.png"), full_page=True)
+        finally:
+            browser.close()
+    assert committed_seq(bootstrap, f"{group}-offsets", "numbers", 0) == 7
+    assert committed_seq(bootstrap, f"{group}-offsets", "numbers", 1) == 19
