@@ -13,6 +13,8 @@ Starts an embedded broker, fills a 2-partition topic with ``--records`` schemale
   offset ranges in their names) cover every record: task start-up (the Spark job, the consumer group
   join) included, the runtime's and the SparkSession's start-up excluded.
 
+Each measurement is the first Spark work of its process: both include the JVM's warm-up of a first job.
+
 Prints records/s of each (medians over the rounds), the ratio ours/baseline per core count, and the
 scaling from one core to two of each. The broker runs on the same cores as Spark. Each Spark JVM and the
 broker get about 1 GiB of heap.
@@ -88,7 +90,7 @@ def spark_session(cores: int):
     return session
 
 
-def baseline(spark, bootstrap: str, topic: str, path: str, n: int) -> float:
+def baseline(spark, bootstrap: str, topic: str, path: str, n: int) -> dict[str, float]:
     """Seconds for Spark's Kafka source to read the whole topic into Parquet (value as a string)."""
     frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
              .option("startingOffsets", "earliest").option("endingOffsets", "latest").load()
@@ -99,7 +101,7 @@ def baseline(spark, bootstrap: str, topic: str, path: str, n: int) -> float:
     written = spark.read.parquet(path).count()
     if written != n:
         raise RuntimeError(f"baseline wrote {written} rows, expected {n}")
-    return elapsed
+    return {"seconds": elapsed}
 
 
 def table_rows(path: str) -> int:
@@ -110,41 +112,49 @@ def table_rows(path: str) -> int:
     return sum(last - first + 1 for _, first, last in filter(None, map(parse_data_file_name, names)))
 
 
-def ours(spark, bootstrap: str, topic: str, path: str, n: int, cores: int) -> float:
-    """Seconds from creating a SparkTableSink (tasks on the Spark executor) until the table holds ``n`` rows."""
+def ours(spark, bootstrap: str, topic: str, path: str, n: int, cores: int) -> dict[str, float]:
+    """Seconds from creating a SparkTableSink (tasks on the Spark executor) until the table holds ``n`` rows,
+    and, for context, until every task was RUNNING and until the first rows were in the table."""
     from connect_magics import ConnectRuntime
 
     tag = uuid.uuid4().hex[:8]
+    name = f"table-{tag}"
     worker = {"offset.flush.interval.ms": str(OFFSET_FLUSH_MS)}
     with ConnectRuntime(bootstrap, f"bench-spark-{tag}", worker, spark=spark, executor="spark") as rt:
         start = time.perf_counter()
-        rt.create_connector(f"table-{tag}", {
+        rt.create_connector(name, {
             "connector.class": "SparkTableSink", "topics": topic, "path": path, "tasks.max": str(cores),
             "flush.size": str(FLUSH_SIZE), "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter.schemas.enable": "false"})
-        deadline = start + max(600, n / 1000)
+        deadline, marks = start + max(600, n / 1000), {}
         while (rows := table_rows(path)) < n:
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"the table holds {rows} of {n} rows after {deadline - start:.0f} s; "
-                                   f"statuses: {rt.connector_status(f'table-{tag}')}")
+            now = time.perf_counter()
+            if now > deadline:
+                raise RuntimeError(f"the table holds {rows} of {n} rows after {now - start:.0f} s; "
+                                   f"status: {rt.connector_status(name)}")
+            tasks = rt.connector_status(name)["tasks"]
+            if "running" not in marks and len(tasks) == cores and all(t["state"] == "RUNNING" for t in tasks):
+                marks["running"] = now - start
+            if "first_rows" not in marks and rows:
+                marks["first_rows"] = now - start
             time.sleep(POLL_S)
         elapsed = time.perf_counter() - start
         if rows != n:
             raise RuntimeError(f"the table holds {rows} rows, expected {n}")
-        rt.delete_connector(f"table-{tag}")
-    return elapsed
+        rt.delete_connector(name)
+    return {"seconds": elapsed, **marks}
 
 
 def child(args: argparse.Namespace) -> None:
-    """One measurement, in this process: print its seconds after RESULT."""
+    """One measurement, in this process: print its timings (JSON) after RESULT."""
     spark = spark_session(args.cores)
     try:
         measure = baseline if args.child == "baseline" else ours
         extra = () if args.child == "baseline" else (args.cores,)
-        elapsed = measure(spark, args.bootstrap, args.topic, args.path, args.records, *extra)
+        timings = measure(spark, args.bootstrap, args.topic, args.path, args.records, *extra)
     finally:
         spark.stop()
-    print(RESULT + json.dumps({"seconds": elapsed}), flush=True)
+    print(RESULT + json.dumps(timings), flush=True)
 
 
 def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Path) -> float:
@@ -159,8 +169,11 @@ def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Pat
     if out.returncode != 0 or not lines:
         tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
         raise RuntimeError(f"{kind} on local[{cores}] failed (exit {out.returncode}); end of {log}:\n{tail}")
-    seconds = json.loads(lines[-1][len(RESULT):])["seconds"]
-    print(f"  {kind:<8} local[{cores}]  {n / seconds:>12,.0f} r/s  ({seconds:.1f} s)", flush=True)
+    timings = json.loads(lines[-1][len(RESULT):])
+    seconds = timings["seconds"]
+    marks = "".join(f", {mark.replace('_', ' ')} at {timings[mark]:.1f} s" for mark in ("running", "first_rows")
+                    if mark in timings)
+    print(f"  {kind:<8} local[{cores}]  {n / seconds:>12,.0f} r/s  ({seconds:.1f} s{marks})", flush=True)
     return n / seconds
 
 
@@ -177,7 +190,8 @@ def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int) -> di
     table["scaling_1_to_2"] = {kind: round(s, 3) for kind, s in scaling.items()}
     print(f"{'1->2':<8}{scaling['baseline']:>20.2f}x{scaling['ours']:>18.2f}x")
     print(f"({'medians of ' + str(rounds) + ' rounds' if rounds > 1 else '1 round'}; {n:,} JSON records of "
-          f"~100 bytes, {PARTITIONS} partitions; baseline: read + write.parquet action; ours: from "
+          f"~100 bytes, {PARTITIONS} partitions; each measurement the first Spark work of a fresh process; "
+          "baseline: the read + write.parquet action; ours: from "
           "create_connector to all rows in the table, task start-up included, runtime and SparkSession "
           f"start-up excluded; tasks.max = cores, flush.size {FLUSH_SIZE:,}, offset.flush.interval.ms "
           f"{OFFSET_FLUSH_MS}; the broker shares the cores)")
