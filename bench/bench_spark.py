@@ -173,6 +173,8 @@ def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Pat
     seconds = timings["seconds"]
     marks = "".join(f", {mark.replace('_', ' ')} at {timings[mark]:.1f} s" for mark in ("running", "first_rows")
                     if mark in timings)
+    if "running" in timings and seconds > timings["running"]:
+        marks += f"; {n / (seconds - timings['running']):,.0f} r/s from then"
     print(f"  {kind:<8} local[{cores}]  {n / seconds:>12,.0f} r/s  ({seconds:.1f} s{marks})", flush=True)
     return n / seconds
 
