@@ -1,0 +1,243 @@
+"""A topic into Parquet: SparkTableSink on the Spark executor against a plain Spark batch read (spark-sql-kafka).
+
+Run:  python bench/bench_spark.py [--records 1000000] [--rounds 1] [--out [bench/results/spark.json]]
+
+Starts an embedded broker, fills a 2-partition topic with ``--records`` schemaless JSON values of about
+100 bytes (not timed), then, for ``local[1]`` and ``local[2]``, measures in a fresh Python process each
+(a local SparkContext's core count is fixed per process), rounds interleaved:
+
+- baseline: ``spark.read.format("kafka")`` of the whole topic, the value cast to a string, written with
+  ``df.write.parquet``; timed from the action's start to its end;
+- ours: ``ConnectRuntime(..., executor="spark")`` with ``SparkTableSink`` into a Parquet path,
+  ``tasks.max`` = cores; timed from ``create_connector`` until the table's data files (counted by the
+  offset ranges in their names) cover every record: task start-up (the Spark job, the consumer group
+  join) included, the runtime's and the SparkSession's start-up excluded.
+
+Each measurement is the first Spark work of its process: both include the JVM's warm-up of a first job.
+
+Prints records/s of each (medians over the rounds), the ratio ours/baseline per core count, and the
+scaling from one core to two of each. The broker runs on the same cores as Spark. Each Spark JVM and the
+broker get about 1 GiB of heap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+CORES = (1, 2)
+PARTITIONS = 2
+PAD = "x" * 70  # {"id": <up to 7 digits>, "payload": "<70 x>"}: 94-100 bytes
+FLUSH_SIZE = 250_000
+OFFSET_FLUSH_MS = 1000
+POLL_S = 0.2
+RESULT = "RESULT "  # prefix of the child process's one line of JSON on stdout
+DEFAULT_OUT = Path(__file__).parent / "results" / "spark.json"
+
+
+def fill_topic(bootstrap: str, topic: str, n: int) -> None:
+    """Create ``topic`` with 2 partitions and write ``n`` JSON values, alternating partitions."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "compression.type": "none"})
+    for i in range(n):
+        value = json.dumps({"id": i, "payload": PAD}).encode()
+        while True:
+            try:
+                p.produce(topic, value, partition=i % PARTITIONS)
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+    if p.flush(300) != 0:
+        raise RuntimeError(f"{topic}: not every record was acknowledged")
+
+
+def spark_session(cores: int):
+    """A local SparkSession on ``local[cores]`` with Spark's Kafka source and 1 GiB of driver heap.
+
+    Built here because ``local_spark_session`` always uses ``local[2]``; the packages come from
+    ``package_confs``, as there.
+    """
+    from pyspark.sql import SparkSession
+
+    from connect_magics.local.java import find_java
+    from connect_magics.spark.packages import package_confs
+
+    os.environ["JAVA_HOME"] = find_java().home
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = (SparkSession.builder.master(f"local[{cores}]").appName(f"bench-spark-{cores}")
+               .config("spark.driver.memory", "1g")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    for key, value in package_confs(["kafka"]).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def baseline(spark, bootstrap: str, topic: str, path: str, n: int) -> dict[str, float]:
+    """Seconds for Spark's Kafka source to read the whole topic into Parquet (value as a string)."""
+    frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+             .option("startingOffsets", "earliest").option("endingOffsets", "latest").load()
+             .selectExpr("CAST(value AS STRING) AS value"))
+    start = time.perf_counter()
+    frame.write.parquet(path)
+    elapsed = time.perf_counter() - start
+    written = spark.read.parquet(path).count()
+    if written != n:
+        raise RuntimeError(f"baseline wrote {written} rows, expected {n}")
+    return {"seconds": elapsed}
+
+
+def table_rows(path: str) -> int:
+    """Rows in the table's data files, from the offset ranges in their names."""
+    from connect_magics.connectors.spark_table.table_logs import parse_data_file_name
+
+    names = os.listdir(path) if os.path.isdir(path) else []
+    return sum(last - first + 1 for _, first, last in filter(None, map(parse_data_file_name, names)))
+
+
+def ours(spark, bootstrap: str, topic: str, path: str, n: int, cores: int) -> dict[str, float]:
+    """Seconds from creating a SparkTableSink (tasks on the Spark executor) until the table holds ``n`` rows,
+    and, for context, until every task was RUNNING and until the first rows were in the table."""
+    from connect_magics import ConnectRuntime
+
+    tag = uuid.uuid4().hex[:8]
+    name = f"table-{tag}"
+    worker = {"offset.flush.interval.ms": str(OFFSET_FLUSH_MS)}
+    with ConnectRuntime(bootstrap, f"bench-spark-{tag}", worker, spark=spark, executor="spark") as rt:
+        start = time.perf_counter()
+        rt.create_connector(name, {
+            "connector.class": "SparkTableSink", "topics": topic, "path": path, "tasks.max": str(cores),
+            "flush.size": str(FLUSH_SIZE), "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false"})
+        deadline, marks = start + max(600, n / 1000), {}
+        while (rows := table_rows(path)) < n:
+            now = time.perf_counter()
+            if now > deadline:
+                raise RuntimeError(f"the table holds {rows} of {n} rows after {now - start:.0f} s; "
+                                   f"status: {rt.connector_status(name)}")
+            tasks = rt.connector_status(name)["tasks"]
+            if "running" not in marks and len(tasks) == cores and all(t["state"] == "RUNNING" for t in tasks):
+                marks["running"] = now - start
+            if "first_rows" not in marks and rows:
+                marks["first_rows"] = now - start
+            time.sleep(POLL_S)
+        elapsed = time.perf_counter() - start
+        if rows != n:
+            raise RuntimeError(f"the table holds {rows} rows, expected {n}")
+        rt.delete_connector(name)
+    return {"seconds": elapsed, **marks}
+
+
+def child(args: argparse.Namespace) -> None:
+    """One measurement, in this process: print its timings (JSON) after RESULT."""
+    spark = spark_session(args.cores)
+    try:
+        measure = baseline if args.child == "baseline" else ours
+        extra = () if args.child == "baseline" else (args.cores,)
+        timings = measure(spark, args.bootstrap, args.topic, args.path, args.records, *extra)
+    finally:
+        spark.stop()
+    print(RESULT + json.dumps(timings), flush=True)
+
+
+def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Path) -> float:
+    """Records/s of one measurement, run in a fresh Python process."""
+    path = work / f"{kind}-{cores}-{uuid.uuid4().hex[:8]}"
+    log = work / f"{path.name}.log"
+    with open(log, "w") as err:
+        out = subprocess.run([sys.executable, __file__, "--child", kind, "--cores", str(cores), "--bootstrap",
+                              bootstrap, "--topic", topic, "--path", str(path), "--records", str(n)],
+                             stdout=subprocess.PIPE, stderr=err, text=True)
+    lines = [line for line in out.stdout.splitlines() if line.startswith(RESULT)]
+    if out.returncode != 0 or not lines:
+        tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
+        raise RuntimeError(f"{kind} on local[{cores}] failed (exit {out.returncode}); end of {log}:\n{tail}")
+    timings = json.loads(lines[-1][len(RESULT):])
+    seconds = timings["seconds"]
+    marks = "".join(f", {mark.replace('_', ' ')} at {timings[mark]:.1f} s" for mark in ("running", "first_rows")
+                    if mark in timings)
+    if "running" in timings and seconds > timings["running"]:
+        marks += f"; {n / (seconds - timings['running']):,.0f} r/s from then"
+    print(f"  {kind:<8} local[{cores}]  {n / seconds:>12,.0f} r/s  ({seconds:.1f} s{marks})", flush=True)
+    return n / seconds
+
+
+def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int) -> dict:
+    """Print the table; return it as a dict (for --out)."""
+    med = {key: statistics.median(values) for key, values in rates.items()}
+    table = {"records": n, "rounds": rounds, "partitions": PARTITIONS, "cores": {}}
+    print(f"\n{'cores':<8}{'Spark Kafka source':>22}{'SparkTableSink':>20}{'ours/baseline':>15}")
+    for cores in CORES:
+        b, o = med["baseline", cores], med["ours", cores]
+        table["cores"][str(cores)] = {"baseline_rps": round(b), "ours_rps": round(o), "ratio": round(o / b, 3)}
+        print(f"local[{cores}]{b:>18,.0f} r/s{o:>16,.0f} r/s{o / b:>15.2f}")
+    scaling = {kind: med[kind, 2] / med[kind, 1] for kind in ("baseline", "ours")}
+    table["scaling_1_to_2"] = {kind: round(s, 3) for kind, s in scaling.items()}
+    print(f"{'1->2':<8}{scaling['baseline']:>20.2f}x{scaling['ours']:>18.2f}x")
+    print(f"({'medians of ' + str(rounds) + ' rounds' if rounds > 1 else '1 round'}; {n:,} JSON records of "
+          f"~100 bytes, {PARTITIONS} partitions; each measurement the first Spark work of a fresh process; "
+          "baseline: the read + write.parquet action; ours: from "
+          "create_connector to all rows in the table, task start-up included, runtime and SparkSession "
+          f"start-up excluded; tasks.max = cores, flush.size {FLUSH_SIZE:,}, offset.flush.interval.ms "
+          f"{OFFSET_FLUSH_MS}; the broker shares the cores)")
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--out", nargs="?", const=str(DEFAULT_OUT), help=f"write the table as JSON (default {DEFAULT_OUT})")
+    ap.add_argument("--child", choices=["baseline", "ours"], help=argparse.SUPPRESS)
+    ap.add_argument("--cores", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    ap.add_argument("--topic", help=argparse.SUPPRESS)
+    ap.add_argument("--path", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    from connect_magics.local import EmbeddedBroker
+
+    n = args.records
+    broker = EmbeddedBroker(heap="1g").start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
+            topic = f"bench-spark-{uuid.uuid4().hex[:6]}"
+            fill_topic(broker.bootstrap_servers, topic, n)
+            print(f"{n:,} records in {topic} ({PARTITIONS} partitions); measuring in {tmp}", flush=True)
+            rates: dict[tuple[str, int], list[float]] = {(k, c): [] for k in ("baseline", "ours") for c in CORES}
+            for r in range(args.rounds):
+                print(f"round {r + 1}/{args.rounds}", flush=True)
+                for cores in CORES:
+                    for kind in ("baseline", "ours"):
+                        rates[kind, cores].append(measure(kind, cores, broker.bootstrap_servers, topic, n,
+                                                          Path(tmp)))
+            table = report(rates, n, args.rounds)
+    finally:
+        broker.stop()
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(table, indent=2) + "\n")
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
