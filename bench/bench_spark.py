@@ -65,29 +65,10 @@ def fill_topic(bootstrap: str, topic: str, n: int) -> None:
 
 
 def spark_session(cores: int):
-    """A local SparkSession on ``local[cores]`` with Spark's Kafka source and 1 GiB of driver heap.
+    """A local SparkSession on ``local[cores]`` with Spark's Kafka source and 1 GiB of driver heap."""
+    from connect_magics.spark.session import local_spark_session
 
-    Built here because ``local_spark_session`` always uses ``local[2]``; the packages come from
-    ``package_confs``, as there.
-    """
-    from pyspark.sql import SparkSession
-
-    from connect_magics.local.java import find_java
-    from connect_magics.spark.packages import package_confs
-
-    os.environ["JAVA_HOME"] = find_java().home
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (SparkSession.builder.master(f"local[{cores}]").appName(f"bench-spark-{cores}")
-               .config("spark.driver.memory", "1g")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false"))
-    for key, value in package_confs(["kafka"]).items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    return local_spark_session(f"bench-spark-{cores}", packages=["kafka"], master=f"local[{cores}]")
 
 
 def baseline(spark, bootstrap: str, topic: str, path: str, n: int) -> dict[str, float]:
