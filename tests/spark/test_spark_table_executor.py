@@ -66,11 +66,12 @@ def test_sequence_json_into_a_table_gives_the_same_rows_on_both_executors(make_r
                                                                          tmp_path, spark, executor) -> None:
     topic, table = f"seq-{unique}", tmp_path / "table"
     create_topics(bootstrap, topic, partitions=2)
+    sink = f"table-{unique}"  # its consumer group, connect-{sink}, is new on the session's broker
     rt = make_runtime(executor)
     # one source and one sink task: local[2] has a core for each (a task holds its core while it runs)
     rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": str(RECORDS),
                                 **JSON_PLAIN})
-    rt.create_connector("table", {"connector.class": "SparkTableSink", "topics": topic, "path": str(table),
+    rt.create_connector(sink, {"connector.class": "SparkTableSink", "topics": topic, "path": str(table),
                                   **JSON_PLAIN})
     wait_until(lambda: rows(table) >= RECORDS, 240, message=f"{RECORDS} rows in the table")
     rt.stop_connector("gen")  # frees its core (local[2]) for Spark's own read of the table
@@ -103,29 +104,29 @@ class RaiseOnceSink(SparkTableSinkConnector):
 def test_killed_python_worker_and_a_task_raising_once_leave_every_record_once(bootstrap, unique, tmp_path,
                                                                                spark) -> None:
     topic, table, marker = f"exact-{unique}", tmp_path / "table", tmp_path / "raise-once"
-    total = 20000
+    total, sink = 20000, f"table-{unique}"
     create_topics(bootstrap, topic, partitions=2)
     with ConnectRuntime(bootstrap, f"g-{unique}", dict(FAST), spark=spark, executor="spark") as rt:
         rt.plugins.register(RaiseOnceSink)  # travels to the executors with the task's job
         rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": str(total),
                                     "rate": "2500", **JSON_PLAIN})
-        rt.create_connector("table", {"connector.class": "RaiseOnceSink", "topics": topic, "path": str(table),
+        rt.create_connector(sink, {"connector.class": "RaiseOnceSink", "topics": topic, "path": str(table),
                                       "flush.size": "500", "raise.once.marker": str(marker), **JSON_PLAIN})
         wait_until(lambda: rows(table) >= 2000, 240, message="rows flowing into the table")
-        handle = rt.herder.task_handle("table", 0)
+        handle = rt.herder.task_handle(sink, 0)
         first = handle.generation
         pid = wait_until(lambda: (handle.published() or {}).get("pid"), 60, message="the sink's Python worker")
         os.kill(pid, signal.SIGKILL)  # mid-batch: records consumed, some written, offsets not all committed
-        wait_until(lambda: handle.generation > first and rt.task_status("table", 0)["state"] == "RUNNING", 240,
+        wait_until(lambda: handle.generation > first and rt.task_status(sink, 0)["state"] == "RUNNING", 240,
                    message="the sink task running again after its Python worker was killed")
         marker.touch()  # now the task raises once: FAILED, as Kafka Connect reports it, until restarted
-        wait_until(lambda: rt.task_status("table", 0)["state"] == "FAILED", 240, message="the task FAILED")
-        assert "raised once between the table write" in rt.task_status("table", 0)["trace"]
-        rt.restart_task("table", 0)
+        wait_until(lambda: rt.task_status(sink, 0)["state"] == "FAILED", 240, message="the task FAILED")
+        assert "raised once between the table write" in rt.task_status(sink, 0)["trace"]
+        rt.restart_task(sink, 0)
         wait_until(lambda: rows(table) >= total, 300, message=f"{total} rows")
         rt.stop_connector("gen")  # frees its core (local[2]) for Spark's own read of the table
         got = [(r["task"], r["seq"]) for r in spark.read.parquet(str(table)).select("task", "seq").collect()]
         assert len(got) == total and set(got) == {(0, s) for s in range(total)}  # every record exactly once
         ends = end_offsets(bootstrap, topic, 2)
-        wait_until(lambda: committed(rt, "table") == ends, 240,
-                   message=lambda: f"the sink's offsets at the topic's end {ends} (committed: {committed(rt, 'table')})")
+        wait_until(lambda: committed(rt, sink) == ends, 240,
+                   message=lambda: f"the sink's offsets at the topic's end {ends} (committed: {committed(rt, sink)})")
