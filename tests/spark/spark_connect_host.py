@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import time
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -17,6 +16,9 @@ from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
 from connect_magics import ConnectRuntime
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers import wait_until  # noqa: E402  (tests/helpers.py)
 
 
 def local_connect_session(confs: dict[str, str] | None = None) -> RemoteSparkSession:
@@ -42,14 +44,16 @@ def main(bootstrap: str, group: str, source: str, out: str, topic: str) -> int:
                         executor="spark") as rt:
         rt.create_connector("src", {"connector.class": "FileStreamSource", "file": source, "topic": topic})
         rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": out, "topics": topic})
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            got = Path(out).read_text().splitlines() if Path(out).exists() else []
-            if got == expected:
-                print(rt.connector_status("sink")["tasks"][0]["worker_id"], flush=True)
-                return 0
-            time.sleep(0.5)  # polling a file written by another process, with a deadline
-    return 1
+        def copied() -> bool:
+            return Path(out).exists() and Path(out).read_text().splitlines() == expected
+
+        try:
+            wait_until(copied, 240, message="every line in the sink's file")
+        except AssertionError as e:
+            print(e, flush=True)
+            return 1
+        print(rt.connector_status("sink")["tasks"][0]["worker_id"], flush=True)
+        return 0
 
 
 if __name__ == "__main__":
