@@ -2,7 +2,7 @@
 
 It keeps the config topic as the source of truth: every change is written there first and then
 applied to the running connectors and tasks, so that a new runtime on the same topics restores
-exactly what this one ran. One runtime per group id is the intended deployment (see docs/design.md).
+exactly what this one ran. Only the group's leader has a started herder (runtime/group/).
 """
 
 from __future__ import annotations
@@ -104,10 +104,15 @@ class Herder:
             for name in self.configs.connectors():
                 self._start_connector(name)
 
-    def close(self, timeout: float | None = None) -> None:
+    def stop_all(self) -> None:
+        """Stop every connector and task here (committing what they can), writing nothing to the config
+        topic: the group's next leader starts them again."""
         with self._lock:
             for name in list(self._running):
                 self._stop_connector(name)
+
+    def close(self, timeout: float | None = None) -> None:
+        self.stop_all()
         self._background.shutdown(wait=True)
         for store in self._connector_offset_stores.values():
             store.stop()
