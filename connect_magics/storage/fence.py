@@ -64,6 +64,13 @@ class ProducerFence:
         self._lock = threading.Lock()  # one transaction at a time
 
     @property
+    def producer(self) -> Producer:
+        """The claimed producer (raises :attr:`error_class` if not claimed or fenced)."""
+        if self._producer is None:
+            raise self._refused()
+        return self._producer
+
+    @property
     def claimed(self) -> bool:
         """True while this holder may write: claimed and not fenced since."""
         return self._producer is not None
@@ -89,20 +96,54 @@ class ProducerFence:
         """A transaction, committed on exit; raises :attr:`error_class` if a newer holder claimed the fence
         (or it was never claimed), and aborts (re-raising) on any other failure."""
         with self._lock:
-            producer = self._producer
-            if producer is None:
-                raise self._refused()
+            producer = self.begin()
             try:
-                producer.begin_transaction()
                 yield producer
-                producer.flush(self.timeout)
-                producer.commit_transaction(self.timeout)
             except BaseException as e:
-                # A fenced producer's error can surface as the commit's, the flush's or a callback's; its
-                # abort then fails with the same fatal error.
-                if is_fenced(e) or _fatal(e) or not self._abort(producer):
-                    raise self._refused(e) from e
+                self.abort(e)
                 raise
+            self.commit()
+
+    def begin(self) -> Producer:
+        """Open a transaction and return the producer to write in it (for transactions that span several
+        steps, as an exactly-once source task's; end it with :meth:`commit` or :meth:`abort`)."""
+        producer = self._producer
+        if producer is None:
+            raise self._refused()
+        try:
+            producer.begin_transaction()
+        except KafkaException as e:
+            self._raise_if_fenced(e)
+            raise
+        return producer
+
+    def commit(self) -> None:
+        """Flush and commit the open transaction; raises :attr:`error_class` if fenced (after aborting
+        what can be), re-raises other failures after an abort."""
+        producer = self._producer
+        if producer is None:
+            raise self._refused()
+        try:
+            producer.flush(self.timeout)
+            producer.commit_transaction(self.timeout)
+        except BaseException as e:
+            self.abort(e)
+            raise
+
+    def abort(self, cause: BaseException | None = None) -> None:
+        """Abort the open transaction (its records are never read committed). Raises :attr:`error_class`
+        when the abort shows the fence was lost, or when ``cause`` says so."""
+        producer = self._producer
+        if producer is None:
+            return
+        # A fenced producer's error can surface as the commit's, the flush's or a callback's; its abort
+        # then fails with the same fatal error.
+        if (cause is not None and (is_fenced(cause) or _fatal(cause))) or not self._abort(producer):
+            raise self._refused(cause or KafkaException(KafkaError(KafkaError._FENCED))) from cause
+
+    def _raise_if_fenced(self, error: BaseException) -> None:
+        if is_fenced(error) or _fatal(error):
+            raise self._refused(error) from error
 
     def _abort(self, producer: Producer) -> bool:
         """Abort the open transaction; False if the producer was fenced (or failed fatally)."""

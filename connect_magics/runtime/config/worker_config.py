@@ -15,6 +15,7 @@ import socket
 from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
+from connect_magics.runtime.config.exactly_once import check_worker_setting
 from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
@@ -33,6 +34,7 @@ DEFAULTS: dict[str, str] = {
     "topic.tracking.enable": "true",
     "topic.tracking.allow.reset": "true",
     "connector.client.config.override.policy": "All",
+    "exactly.once.source.support": "disabled",
     "status.storage.request.timeout.ms": "1500",
     # the group (runtime/group/): Kafka Connect's defaults, and ours for forwarded writes
     "session.timeout.ms": "10000",
@@ -73,6 +75,7 @@ class WorkerConfig(Mapping[str, str]):
         if policy not in ("None", "Principal", "All"):
             raise ConfigException("connector.client.config.override.policy", policy,
                                   "Must be one of None, Principal, All")
+        check_worker_setting(self._props)  # KIP-618's exactly.once.source.support
         self.retry_policy = RetryPolicy.from_worker_config(self._props)
         timeout = self.int("status.storage.request.timeout.ms")  # ours: see docs/status-and-topics.md
         if not 10 <= timeout <= 2**31 - 1:

@@ -49,9 +49,11 @@ class TaskFence(ProducerFence):
     successor = "a newer instance of it started"
 
     def __init__(self, group_id: str, task_id: TaskId, client_config: Mapping[str, Any],
-                 timeout: float = 30.0) -> None:
-        super().__init__(transactional_id(group_id, task_id),
-                         {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)},
+                 timeout: float = 30.0, producer_config: Mapping[str, Any] | None = None) -> None:
+        """``producer_config``: the task's own producer settings, for a fence that also writes its records
+        (exactly-once sources); otherwise only the connection settings of ``client_config`` are used."""
+        config = {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
+        super().__init__(transactional_id(group_id, task_id), {**config, **(producer_config or {})},
                          timeout, what=f"Task {task_id}")
         self.task_id = task_id
 
