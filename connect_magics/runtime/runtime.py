@@ -76,6 +76,8 @@ class ConnectRuntime:
     def __init__(self, bootstrap_servers: str, group_id: str = "connect-magics",
                  worker_config: Mapping[str, Any] | None = None, spark: Any = None,
                  executor: str | Executor = "threads", plugins: Plugins | None = None) -> None:
+        if not isinstance(executor, Executor) and executor not in ("threads", "spark"):
+            raise ValueError(f"Invalid value {executor} for executor: must be 'threads', 'spark' or an Executor")
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
         self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
         self.spark = spark
@@ -180,7 +182,7 @@ class ConnectRuntime:
 
             self.spark = spark_session(self.spark)
             return SparkExecutor(self.spark, self.worker_config, self.plugins)
-        raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
+        raise AssertionError(name)  # checked before anything was created
 
     # -- connectors ---------------------------------------------------------------------------------
     @on_leader

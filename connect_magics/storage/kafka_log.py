@@ -251,7 +251,10 @@ class KafkaLog:
         return len(records)
 
     def _write_fenced(self, records: Records, callback: DoneCallback | None) -> Future:
-        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes)."""
+        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes); a
+        failed one is written again until it succeeds, the fence is lost or the log stops."""
+        from connect_magics.storage.fence import FencedError  # (fence.py builds on this module)
+
         fence, topic = self.fence, self.topic
 
         def transaction() -> None:
@@ -261,17 +264,27 @@ class KafkaLog:
             def delivered(err: KafkaError | None, msg: object) -> None:
                 if err is None:
                     written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
-            try:
-                with fence.transaction() as producer:
-                    for key, value in records:
-                        producer.produce(topic, value, key, on_delivery=delivered)
-                # The markers follow the commit: until then a read_committed reader's end (the last stable
-                # offset) is short of these records, so reading to the end waits for them explicitly.
-                with self._cond:
-                    for partition, end in written.items():
-                        self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
-            except Exception as e:  # noqa: BLE001 - reported to the caller
-                error = e
+            while True:
+                try:
+                    with fence.transaction() as producer:
+                        for key, value in records:
+                            producer.produce(topic, value, key, on_delivery=delivered)
+                    # The markers follow the commit: until then a read_committed reader's end (the last
+                    # stable offset) is short of these records, so reading to the end waits for them.
+                    with self._cond:
+                        for partition, end in written.items():
+                            self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+                    break
+                except FencedError as e:
+                    error = e
+                    break
+                except Exception as e:  # noqa: BLE001 - aborted: written again, in order, unless stopping
+                    if self._stopping:
+                        error = e
+                        break
+                    log.warning("Writing to %s failed, writing again: %s", topic, e)
+                    with self._cond:
+                        self._cond.wait(1.0)
             if callback is not None:
                 callback(error)
             if error is not None:

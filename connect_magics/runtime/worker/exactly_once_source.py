@@ -76,6 +76,8 @@ class TransactionRequests(TransactionContext):
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A source task whose records and offsets commit together (see the module's docs)."""
 
+    CLAIM_BEFORE_START = True  # no offset is read before earlier instances are fenced
+
     def __init__(self, *args: Any, boundary: TransactionBoundary, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.fence is None:
