@@ -90,6 +90,8 @@ class RegexValidator(Validator):
     """The value must be a valid Java regular expression (see :mod:`connect_magics.java_regex`)."""
 
     def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None:  # Kafka's message would be "Invalid regex: null"
+            raise ConfigException(name, value, "Invalid regex: a regular expression is required")
         try:
             compile_java_regex(value)
         except (JavaRegexError, TypeError) as e:

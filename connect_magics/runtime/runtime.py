@@ -15,6 +15,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
+from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
@@ -48,6 +49,7 @@ class ConnectRuntime:
         self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
+        check_worker_converters(self.worker_config, self.plugins)
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
