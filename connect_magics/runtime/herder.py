@@ -49,6 +49,7 @@ from connect_magics.storage.status_store import StatusStore
 
 log = logging.getLogger(__name__)
 
+NOT_A_CONFIG = "Connector config must be a JSON object of string keys and values"
 INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
 
 
@@ -180,7 +181,7 @@ class Herder:
 
     def _validated(self, name: str, config: dict[str, Any]) -> dict[str, str]:
         if not isinstance(config, dict):
-            raise BadRequestError("Connector config must be a JSON object of string keys and values")
+            raise BadRequestError(NOT_A_CONFIG)
         config = {str(k): _setting(str(k), v) for k, v in config.items()}
         if not name or not name.strip():  # Kafka Connect's ConfigDef.NonEmptyString on ``name``
             raise BadRequestError(invalid_config_message(
@@ -237,6 +238,8 @@ class Herder:
     def patch_connector_config(self, name: str, partial: dict[str, Any]) -> dict:
         with self._lock:
             config = self._config(name, "Connector {c} not found")
+            if not isinstance(partial, dict):
+                raise BadRequestError(NOT_A_CONFIG)
             for k, v in partial.items():
                 if v is None:
                     config.pop(k, None)

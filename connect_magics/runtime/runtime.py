@@ -94,7 +94,7 @@ class ConnectRuntime:
     # -- connectors ---------------------------------------------------------------------------------
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:
         """Create and start a connector; returns ``{"name", "config", "tasks", "type"}``."""
-        return self.herder.create_connector(name, dict(config), initial_state)
+        return self.herder.create_connector(name, _as_dict(config), initial_state)
 
     def connectors(self) -> list[str]:
         return self.herder.connectors()
@@ -110,11 +110,11 @@ class ConnectRuntime:
 
     def update_connector(self, name: str, config: Mapping[str, Any]) -> dict:
         """Create or replace the config (PUT); the result has ``created`` True if it was new."""
-        return self.herder.update_connector(name, dict(config))
+        return self.herder.update_connector(name, _as_dict(config))
 
     def patch_connector_config(self, name: str, partial: Mapping[str, Any]) -> dict:
         """Change some keys (a None value removes a key) and restart the connector."""
-        return self.herder.patch_connector_config(name, dict(partial))
+        return self.herder.patch_connector_config(name, _as_dict(partial))
 
     def delete_connector(self, name: str) -> None:
         self.herder.delete_connector(name)
@@ -410,3 +410,8 @@ class ConnectRuntime:
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------
+
+
+def _as_dict(config: Any) -> Any:
+    """A copy of a config mapping; anything else as it is, for the herder to refuse with a 400."""
+    return dict(config) if isinstance(config, Mapping) else config

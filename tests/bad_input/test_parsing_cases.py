@@ -11,7 +11,10 @@ from IPython.core.error import UsageError
 
 from connect_magics.java_regex import JavaRegexError, compile_java_regex
 from connect_magics.notebook.parsing import parse_command, parse_config_body, peek_converter
-from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError, connector_version_requirement
+from connect_magics.runtime.plugins.versions import (
+    InvalidVersionSpecificationError,
+    connector_version_requirement,
+)
 
 
 def test_the_corpus_has_at_least_200_cases() -> None:

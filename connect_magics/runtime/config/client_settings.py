@@ -14,6 +14,7 @@ metadata: Local: Broker transport failure"). These checks answer at validation t
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 
@@ -27,6 +28,9 @@ from connect_magics.storage.kafka_log import client_logger
 _UNPROBED_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "group.id")
 _SERVER = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/\[\],]+)(?::(?P<port>[0-9]+))?")
 _CLIENTS = {"producer": Producer, "consumer": Consumer, "admin": AdminClient}
+#: The probe clients' own logs (such as "a producer property ignored by a consumer") are not the user's concern.
+_PROBE_LOGGER = client_logger("settings-check")
+_PROBE_LOGGER.setLevel(logging.ERROR)
 
 
 def bootstrap_servers_error(value: str) -> str | None:
@@ -68,7 +72,7 @@ def client_setting_errors(settings: Mapping[str, str], kind: str) -> list[tuple[
     probe = {k: v for k, v in settings.items() if not k.startswith(_UNPROBED_PREFIXES)}
     if not probe:
         return errors
-    conf: dict[str, object] = {**probe, "logger": client_logger(f"{kind}-check")}
+    conf: dict[str, object] = {**probe, "logger": _PROBE_LOGGER}
     if kind == "consumer":
         conf["group.id"] = "connect-magics-settings-check"
     try:
