@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupState, TopicPartition
+from helpers import wait_until
 
 from connect_magics import ConnectRuntime
 
 #: Worker settings that keep the internal topics small, so that a snapshot is a handful of requests.
 SMALL_TOPICS = {"offset.storage.partitions": "1", "status.storage.partitions": "1"}
+
+
+def wait_for_stable_group(rt: ConnectRuntime, group: str) -> None:
+    """Wait until a sink's consumer group has joined (it joins after its task reported RUNNING), so that
+    snapshots taken afterwards do not see it appear."""
+    def stable() -> bool:
+        groups = rt.admin.list_consumer_groups(request_timeout=10).result(10).valid
+        return any(g.group_id == group and g.state == ConsumerGroupState.STABLE for g in groups)
+
+    wait_until(stable, message=f"consumer group {group} to be stable")
 
 
 class KafkaState:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from bad_input.cases import SINK, SRC, Case, ids, of
-from bad_input.kafka_state import SMALL_TOPICS, KafkaState
+from bad_input.kafka_state import SMALL_TOPICS, KafkaState, wait_for_stable_group
 from confluent_kafka import Producer
 from helpers import wait_until
 from raw_topics import create_topics
@@ -48,7 +48,8 @@ def setup(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     file.write_text("")
     create_topics(bootstrap, "bi-rec-in")
     configs = {"src-running": {**SRC, "file": str(file)}, "src-stopped": {**SRC, "file": str(file)},
-               "sink-running": {**SINK, "file": str(file) + ".out", "topics": "bi-rec-in"}}
+               "sink-running": {**SINK, "file": str(file) + ".out", "topics": "bi-rec-in",
+                                "consumer.override.group.id": f"{group}-sink"}}  # not another module's group
     with ConnectRuntime(bootstrap, group, SMALL_TOPICS) as rt:
         for name, config in configs.items():
             rt.create_connector(name, config, "STOPPED" if name == "src-stopped" else None)
@@ -56,6 +57,7 @@ def setup(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                                and all(t["state"] == "RUNNING" for t in rt.connector_status(n)["tasks"])
                                for n in configs) and len(rt.connector_status("sink-running")["tasks"]) == 1,
                    message="the connectors running")
+        wait_for_stable_group(rt, f"{group}-sink")
         control_topic = f"{group}-task-control"
         ensure_topic(rt.admin, control_topic, 1, -1, {"cleanup.policy": "compact"})
         control = TaskControlStore(control_topic, rt.worker_config.client_config()).start()
@@ -90,9 +92,11 @@ def test_malformed_record_is_skipped(case: Case, setup: Setup, caplog: pytest.Lo
 
 def test_a_new_runtime_reads_past_the_malformed_records(setup: Setup, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="connect_magics")
+    setup.rt.stop_connector("sink-running")  # so that the new runtime's sink does not rebalance with this one
     expected = {n: setup.rt.connector_config(n) for n in setup.rt.connectors()}
     with ConnectRuntime(setup.bootstrap, setup.group, SMALL_TOPICS) as again:
         assert {n: again.connector_config(n) for n in again.connectors()} == expected
-        assert again.config_store.target_state("src-stopped").value == "STOPPED"
-        assert again.connector_status("src-stopped")["connector"]["state"] == "STOPPED"
+        for name in ("src-stopped", "sink-running"):
+            assert again.config_store.target_state(name).value == "STOPPED"
+            assert again.connector_status(name)["connector"]["state"] == "STOPPED"
     assert any("Skipping the record of" in r.getMessage() for r in caplog.records)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from bad_input.cases import SINK, SRC, Case, ids, of
-from bad_input.kafka_state import SMALL_TOPICS, KafkaState
+from bad_input.kafka_state import SMALL_TOPICS, KafkaState, wait_for_stable_group
 from helpers import RestClient, wait_until
 from raw_topics import create_topics
 
@@ -76,6 +76,7 @@ def setup(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                    and len(rt.connector_status("src-running")["tasks"]) == 1
                    and rt.connector_status("sink-running")["tasks"][0]["state"] == "RUNNING",
                    message="the module's connectors in their states")
+        wait_for_stable_group(rt, "connect-sink-running")
         server = RestServer(rt, port=0).start()
         s.rest = RestClient(server.url)
         try:
