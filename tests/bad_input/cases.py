@@ -144,8 +144,6 @@ for id_, args, *why in [
      "header.converter", "could not be found"),
     ("worker converter version range", ("{b}", None, {"value.converter.plugin.version": "[1.0"}),
      "value.converter.plugin.version", "Unbounded range"),
-    ("worker converter version missing", ("{b}", None, {"value.converter.plugin.version": "[9,)"}),
-     "value.converter.plugin.version", "not found that matches the version range [9,)"),
     ("executor name", ("{b}", None, {}), "executor", "must be 'threads', 'spark' or an Executor"),
 ]:
     _add(WORKER, id_, args, *why, **({"executor": "gpu"} if id_ == "executor name" else {}))

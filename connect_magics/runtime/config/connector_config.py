@@ -509,14 +509,17 @@ def resolve_converter(plugins: Plugins, config: Mapping[str, str], worker: Mappi
 
 def check_worker_converters(worker: Mapping[str, str], plugins: Plugins) -> None:
     """Raise a ConfigException naming the worker's ``key.converter``, ``value.converter`` or
-    ``header.converter`` (or its ``*.plugin.version``) when no installed plugin answers to it, as Kafka
-    Connect's worker refuses to start; otherwise every task would fail on it."""
+    ``header.converter`` when no installed plugin answers to it, or its ``*.plugin.version`` when that is no
+    version range, as Kafka Connect's worker refuses to start. (A range no installed version matches fails
+    the tasks that use the converter, as in Kafka Connect.)"""
     for key, types in CONVERTER_TYPES.items():
         vkey = version_key(key)
         try:
-            plugins.find(worker[key], types, to_version_range(worker.get(vkey)))
-        except (InvalidVersionSpecificationError, VersionedPluginLoadingError) as e:
+            to_version_range(worker.get(vkey))
+        except InvalidVersionSpecificationError as e:
             raise ConfigException(vkey, worker.get(vkey), str(e)) from None
+        try:
+            plugins.candidates(worker[key], types)
         except PluginNotFoundError as e:
             raise ConfigException(key, worker[key], str(e)) from None
 
