@@ -5,8 +5,8 @@ Surfaces: ``regex`` (Java regular expressions), ``version`` (Maven version range
 lines and cell bodies), ``worker`` (a ``ConnectRuntime``'s worker config), ``connector`` (a connector config,
 created through the Python API: the 400 must name the fragments, and validation must put them on ``key``),
 ``update`` (PUT / PATCH of an existing connector's config), ``offsets`` (KIP-875 alter / reset requests),
-``api`` (other Python API calls), ``rest`` (HTTP requests to the REST API) and ``record`` (a malformed
-record written raw into an internal topic).
+``api`` (other Python API calls), ``cli`` (the ``connect-magics`` command), ``rest`` (HTTP requests to the
+REST API) and ``record`` (a malformed record written raw into an internal topic).
 """
 
 from __future__ import annotations
@@ -584,6 +584,29 @@ for id_, (method, path, body), status, *why in [
     ("topics reset unknown path", ("POST", "/connectors/src-running/topics/reset", None), 405, "Method Not Allowed"),
 ]:
     _add("rest", id_, (method, path, body), *why, status=status)
+
+# -- the connect-magics command (cli.py): exit code 2 and one error line, nothing started -------------------------
+
+for id_, argv, files, *why in [
+    ("worker without bootstrap", ["worker"], {}, "--bootstrap-servers (or bootstrap.servers in --config) is required"),
+    ("worker missing config file", ["worker", "--config", "{dir}/nope.properties"], {},
+     "--config {dir}/nope.properties: No such file or directory"),
+    ("worker rest.port word", ["worker", "--config", "{dir}/w.properties"],
+     {"w.properties": "bootstrap.servers={b}\nrest.port=http\n"}, "rest.port", "Not a number of type INT"),
+    ("worker bad partitions", ["worker", "--config", "{dir}/w.properties"],
+     {"w.properties": "bootstrap.servers={b}\ngroup.id=bi-cli\noffset.storage.partitions=0\n"},
+     "offset.storage.partitions", "Number of partitions must be positive"),
+    ("worker empty bootstrap in file", ["worker", "--config", "{dir}/w.properties"],
+     {"w.properties": "bootstrap.servers=\n"}, "--bootstrap-servers (or bootstrap.servers in --config) is required"),
+    ("worker unknown converter", ["worker", "--bootstrap-servers", "{b}", "--group-id", "bi-cli", "--config",
+                                  "{dir}/w.properties"], {"w.properties": "value.converter=AvroConverter\n"},
+     "value.converter", "Class AvroConverter could not be found"),
+    ("worker rest port word", ["worker", "--bootstrap-servers", "{b}", "--rest-port", "http"], {},
+     "argument --rest-port", "invalid int value: 'http'"),
+    ("broker unknown action", ["broker", "restart"], {}, "argument action", "invalid choice: 'restart'"),
+    ("demo records word", ["demo", "--records", "many"], {}, "argument --records", "invalid int value"),
+]:
+    _add("cli", id_, (argv, files), *why)
 
 # -- malformed records written raw into the internal topics: skipped with a warning naming key and reason -------
 

@@ -16,6 +16,7 @@ from helpers import RestClient, wait_until
 from raw_topics import create_topics
 
 from connect_magics import ConnectRuntime
+from connect_magics.cli import main
 from connect_magics.errors import ConnectRestError
 from connect_magics.rest.server import RestServer
 
@@ -214,3 +215,24 @@ def test_rest_request(case: Case, setup: Setup) -> None:
     assert answer["error_code"] == status
     missing = [f for f in case.expect if f not in answer["message"]]
     assert not missing, f"{case.id}: {missing} not in {answer['message']!r}"
+
+
+@pytest.mark.parametrize("case", of("cli"), ids=ids(of("cli")))
+def test_command_line(case: Case, setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv, files = case.input
+    names = {"dir": str(tmp_path), "b": setup.bootstrap}
+    for name, text in files.items():
+        (tmp_path / name).write_text(_fill(text, **names))
+    codes: list[int] = []
+
+    def run() -> None:
+        try:
+            codes.append(main(_fill(argv, **names)))
+        except SystemExit as e:  # argparse's usage errors
+            codes.append(e.code)
+
+    _unchanged(setup, run)
+    assert codes == [2]
+    err = capsys.readouterr().err
+    missing = [f for f in _fill(case.expect, **names) if f not in err]
+    assert not missing, f"{case.id}: {missing} not in {err!r}"
