@@ -145,7 +145,9 @@ class ConfigStore:
                 self._deferred.setdefault(name, {})[int(num)] = _properties(data)
             elif k.startswith("commit-"):
                 name = k[len("commit-"):]
-                if data is None or name not in s.connector_configs:
+                if data is None:
+                    raise BadRecord(f'the value must be {_SHAPES["commit-"]}, not null')
+                if name not in s.connector_configs:  # a deleted connector's (as Kafka Connect, ignored)
                     return
                 count = data.get("tasks")
                 if type(count) is not int or count < 0:

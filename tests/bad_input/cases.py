@@ -609,6 +609,7 @@ for id_, argv, files, *why in [
     _add("cli", id_, (argv, files), *why)
 
 # -- malformed records written raw into the internal topics: skipped with a warning naming key and reason -------
+# (records without a key cannot be written: the internal topics are compacted)
 
 for topic, id_, key, value, *why in [
     ("config", "non-JSON connector config", "connector-bi-g", b"{not json", "connector-bi-g", "not JSON"),
@@ -631,6 +632,9 @@ for topic, id_, key, value, *why in [
      "not a string"),
     ("config", "unknown key", "nonsense-key", b"{}", "invalid key", "nonsense-key"),
     ("config", "key not UTF-8", b"\xff\xfe", b"{}", "not UTF-8"),
+    ("config", "task config tombstone", "task-src-running-0", None, "unexpectedly null task config",
+     "task-src-running-0"),
+    ("config", "commit tombstone", "commit-src-running", None, "commit-src-running", '{"tasks": N}', "not null"),
     ("offsets", "offsets key not JSON", "not-json", b'{"position": 1}', "not [connector, partition]"),
     ("offsets", "offsets key wrong arity", '["src-stopped"]', b'{"position": 1}', "not [connector, partition]"),
     ("offsets", "offsets key partition list", '["src-stopped", [1]]', b'{"position": 1}', "partition is not a map"),
