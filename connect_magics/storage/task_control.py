@@ -30,6 +30,8 @@ from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, t
 CONTROL_PREFIX = "task-"
 METRICS_PREFIX = "metrics-"
 STATES = ("STARTED", "PAUSED", "STOPPED")
+#: Keys of the group's forwarded requests and answers (runtime/group/forwarding.py), which share this topic.
+SHARED_PREFIXES = ("request-", "answer-")
 
 #: Called with (connector, task, value) for every control record read, newest last.
 ControlListener = Callable[[str, int, dict[str, Any]], None]
@@ -79,8 +81,11 @@ class TaskControlStore:
         self.log.read_to_end(timeout)
 
     def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
-        parsed = parse_task_key(text_key(key)) if key else None
+        text = text_key(key) if key else ""
+        parsed = parse_task_key(text)
         if parsed is None:
+            if text.startswith(SHARED_PREFIXES):
+                return
             raise BadRecord("the key is neither task-{connector}-{task} nor metrics-{connector}-{task}")
         data = json_object(value, "a JSON object")
         if data is not None and parsed[0] == CONTROL_PREFIX and (

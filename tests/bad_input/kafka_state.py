@@ -30,7 +30,8 @@ class KafkaState:
     def __init__(self, rt: ConnectRuntime) -> None:
         self.rt = rt
         wc = rt.worker_config
-        self.topics = [wc["config.storage.topic"], wc["offset.storage.topic"], wc["status.storage.topic"]]
+        self.topics = [wc[k] for k in ("config.storage.topic", "offset.storage.topic", "status.storage.topic",
+                                       "task.control.storage.topic")]
         self._consumer = Consumer({"bootstrap.servers": wc["bootstrap.servers"], "group.id": "bad-input-state",
                                    "enable.auto.commit": False})
 
