@@ -7,6 +7,7 @@ handed over. Writes are asynchronous; :meth:`KafkaLog.send` takes a completion c
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
@@ -27,6 +28,49 @@ log = logging.getLogger(__name__)
 Records = list[tuple[bytes | str | None, bytes | None]]
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 DoneCallback = Callable[[BaseException | None], None]
+
+
+class BadRecord(ValueError):
+    """A record of an internal topic that cannot be applied (its key or value is not what the key's kind
+    needs): the reader skips it with one warning naming the topic, its position, its key and this reason.
+
+    >>> try:
+    ...     json_value(b"{oops")
+    ... except BadRecord as e:
+    ...     print(e)
+    the value is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))
+    """
+
+
+def json_value(value: bytes | None) -> Any:
+    """A record value decoded from JSON (None for a tombstone); BadRecord if it is not JSON."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError as e:
+        raise BadRecord(f"the value is not JSON ({e})") from None
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean"}
+
+
+def json_object(value: bytes | None, shape: str) -> dict[str, Any] | None:
+    """A record value that must be a JSON object (None for a tombstone); BadRecord naming ``shape``, the
+    value the key's kind needs, if it is not one."""
+    data = json_value(value)
+    if data is not None and not isinstance(data, dict):
+        raise BadRecord(f"the value must be {shape}, not {_JSON_TYPES.get(type(data), 'null')}")
+    return data
+
+
+def text_key(key: bytes) -> str:
+    """A record key as text; BadRecord if it is not UTF-8."""
+    try:
+        return key.decode()
+    except UnicodeDecodeError:
+        raise BadRecord("the key is not UTF-8 text") from None
 
 
 def client_logger(name: str) -> logging.Logger:
@@ -142,6 +186,9 @@ class KafkaLog:
                     continue
                 try:
                     self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                except BadRecord as e:
+                    log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic, m.partition(),
+                                m.offset(), m.key(), e)
                 except Exception:  # noqa: BLE001 - a bad record must never stop the reader
                     log.exception("Skipping a record of %s at %s/%s that could not be processed",
                                   self.topic, m.partition(), m.offset())
