@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,14 +23,6 @@ RECORDS = 1_000_000
 OUTAGE_S = 30.0
 BOUND_S = 1.0  # a call from memory during the outage (far above what they take: bench/bench_status_latency.py)
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def outage_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
-    broker = EmbeddedBroker(tmp_path_factory.mktemp("pipeline-outage"))
-    broker.start()
-    yield broker
-    broker.stop()
 
 
 class Sequences:

@@ -82,15 +82,6 @@ class IdleSourceConnector(SourceConnector):
 IDLE = python_name(IdleSourceConnector)
 
 
-@pytest.fixture(scope="module")
-def outage_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
-    """This module's own broker: the tests stop and start it."""
-    broker = EmbeddedBroker(tmp_path_factory.mktemp("outage-broker"))
-    broker.start()
-    yield broker
-    broker.stop()
-
-
 @pytest.fixture
 def make_runtime(outage_broker: EmbeddedBroker, unique: str) -> Iterator[Callable[..., ConnectRuntime]]:
     made: list[ConnectRuntime] = []

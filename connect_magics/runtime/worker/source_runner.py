@@ -185,9 +185,13 @@ class SourceTaskRunner(TaskRunner):
         self._check_send_error()
         records = self._poll_records()
         if records:
-            self._send(records)
+            self._dispatch(records)
         self._producer.poll(0)
         self._maybe_commit()
+
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        """Send a ``poll()`` batch (exactly-once tasks also end transactions here)."""
+        self._send(records)
 
     def _poll_records(self) -> list[SourceRecord] | None:
         """The records to send now: those a retriable failure left over, else the task's next ``poll()``."""
