@@ -1,0 +1,378 @@
+"""connect_magics' worker side by side with a real Apache Kafka Connect worker and a bare confluent-kafka loop.
+
+Run:  python bench/bench_side_by_side.py [--records 200000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
+      [--no-java] [--only PATTERN]
+
+One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
+(connect_magics.local.connect_worker, the interop suite's oracle) and a ``connect-magics worker``
+subprocess, both driven over REST with identical connector configs, and measures on the same broker:
+
+- sources: FileStreamSource reading a file of ``--records`` lines of 100 characters into a new topic
+  (StringConverter, JsonConverter with and without schemas; ByteArrayConverter cannot take the
+  source's STRING values, in Java as here); SequenceSource (ours only: Apache Kafka's jars have no
+  generator whose tasks do not print every record) with 1 and 4 tasks;
+- sinks: FileStreamSink writing a pre-filled topic (1 or 4 partitions; values encoded for each
+  converter) to a file, with 1 and 4 tasks, for the four converters. The verifying sink keeps its
+  records in the worker's memory, where a separate process cannot time it: it is not measured.
+
+Throughput is counted from the first record seen (in the topic's end offset for sources, in the
+output file's lines for sinks) to the last, so that connector start-up is not measured. The bare
+loops, in this process: read the file's lines and produce each (idempotent, acks=all) / consume
+batches of 500 and write the raw values as lines. Each round runs every case on each system in a
+rotating order; the table gives medians over the rounds and ratios of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from connect_magics.local import EmbeddedBroker
+from connect_magics.local.broker import HOST, free_port
+from connect_magics.local.connect_worker import JavaConnectWorker
+from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS
+
+CHARS = 100
+TEXT = "x" * CHARS
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+CONVERTERS: dict[str, dict[str, str]] = {
+    "String": {"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
+    "ByteArray": {"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"},
+    "Json": {"value.converter": JSON, "value.converter.schemas.enable": "false"},
+    "Json+schema": {"value.converter": JSON, "value.converter.schemas.enable": "true"},
+}
+# How each converter's sink topic holds the 100-character value (as Kafka's converters write it).
+ENCODED = {"String": TEXT.encode(), "ByteArray": TEXT.encode(), "Json": json.dumps(TEXT).encode(),
+           "Json+schema": b'{"schema":{"type":"string","optional":false},"payload":"' + TEXT.encode() + b'"}'}
+TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Case:
+    path: str  # "source" or "sink"
+    connector: str  # "file" or "sequence"
+    converter: str
+    tasks: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.path} {self.connector} {self.converter} x{self.tasks}"
+
+    @property
+    def java(self) -> bool:
+        return self.connector == "file"
+
+
+def all_cases() -> list[Case]:
+    cases = [Case("source", "file", c, 1) for c in ("String", "Json", "Json+schema")]
+    cases += [Case("source", "sequence", "Json", t) for t in (1, 4)]
+    cases += [Case("sink", "file", c, t) for t in (1, 4) for c in CONVERTERS]
+    return cases
+
+
+QUICK = [Case("source", "file", "String", 1), Case("sink", "file", "Json+schema", 1)]
+
+
+# ------------------------------------------------------------------------------------------ workers
+
+class Rest:
+    """A Kafka Connect REST API: create and delete connectors."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def _call(self, method: str, path: str, body: object = None) -> object:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data, {"Content-Type": "application/json"}, method=method)
+        with urllib.request.urlopen(req, timeout=60) as r:
+            text = r.read()
+        return json.loads(text) if text else None
+
+    def create(self, name: str, config: dict[str, str]) -> None:
+        self._call("POST", "/connectors", {"name": name, "config": config})
+
+    def delete(self, name: str) -> None:
+        self._call("DELETE", f"/connectors/{name}")
+        deadline = time.monotonic() + 60
+        while name in self._call("GET", "/connectors") and time.monotonic() < deadline:  # type: ignore[operator]
+            time.sleep(0.1)
+
+    def ready(self) -> bool:
+        try:
+            self._call("GET", "/connectors")
+            return True
+        except (OSError, ValueError):
+            return False
+
+
+class MagicsWorker:
+    """``connect-magics worker`` as a subprocess (its own process and GIL, like the Java worker)."""
+
+    def __init__(self, bootstrap: str, group: str, data_dir: Path) -> None:
+        self.port = free_port()
+        props = data_dir / "magics-worker.properties"
+        props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\n")
+        self.out = open(data_dir / "magics-worker.out", "wb")  # noqa: SIM115 - closed by stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from connect_magics.cli import main; sys.exit(main())", "worker",
+             "--bootstrap-servers", bootstrap, "--group-id", group, "--rest-port", str(self.port),
+             "--config", str(props)], stdout=self.out, stderr=subprocess.STDOUT)
+        self.rest = Rest(f"http://{HOST}:{self.port}")
+        deadline = time.monotonic() + 120
+        while not self.rest.ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"connect-magics worker did not start; see {self.out.name}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.out.close()
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def make_topic(admin: AdminClient, name: str, partitions: int) -> str:
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    return name
+
+
+def fill_topic(bootstrap: str, topic: str, partitions: int, value: bytes, n: int) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for i in range(n):
+        while True:
+            try:
+                p.produce(topic, value, partition=i % partitions)
+                break
+            except BufferError:
+                p.poll(0.05)
+    assert p.flush(120) == 0
+
+
+def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
+    """Records per second from the first record ``count()`` reports to the n-th."""
+    deadline = time.monotonic() + TIMEOUT
+    first = 0
+    while first == 0:
+        first = count()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: no record within {TIMEOUT:.0f} s")
+        if first == 0:
+            time.sleep(0.005)
+    start = time.perf_counter()
+    done = first
+    while done < n:
+        time.sleep(0.01)
+        done = count()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: {done} of {n} records after {TIMEOUT:.0f} s")
+    elapsed = time.perf_counter() - start
+    return (n - first) / elapsed if elapsed > 0 and n > first else float("nan")
+
+
+class LineCounter:
+    """Counts the lines of a file that other processes append to, reading only what is new."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.pos, self.lines = path, 0, 0
+
+    def __call__(self) -> int:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                chunk = f.read()
+        except FileNotFoundError:
+            return 0
+        self.pos += len(chunk)
+        self.lines += chunk.count(b"\n")
+        return self.lines
+
+
+class EndOffsets:
+    """The number of records in a topic (the sum of its partitions' end offsets)."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-meta"})
+
+    def __call__(self, topic: str, partitions: int) -> int:
+        return sum(self.consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                   for p in range(partitions))
+
+
+# -------------------------------------------------------------------------------------- bare loops
+
+def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+    p.list_topics(topic, timeout=30)  # connected, as the workers' producers are when their first record comes
+    start = time.perf_counter()
+    with open(source_file, "rb") as f:
+        for line in f:
+            while True:
+                try:
+                    p.produce(topic, line[:-1])
+                    break
+                except BufferError:
+                    p.poll(0.01)
+            p.poll(0)
+    assert p.flush(120) == 0
+    return n / (time.perf_counter() - start)
+
+
+def bare_sink(bootstrap: str, topic: str, n: int, out: Path) -> float:
+    c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.subscribe([topic])
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    got, start = 0, 0.0
+    try:
+        while got < n:
+            msgs = [m for m in c.consume(500, timeout=1) if not m.error()]
+            if msgs and not start:
+                start = time.perf_counter()
+            if msgs:
+                os.write(fd, b"".join(m.value() + b"\n" for m in msgs))
+            got += len(msgs)
+        return n / (time.perf_counter() - start)
+    finally:
+        os.close(fd)
+        c.close()
+
+
+# ------------------------------------------------------------------------------------------ runs
+
+class Bench:
+    def __init__(self, bootstrap: str, n: int, data: Path, workers: dict[str, Rest]) -> None:
+        self.bootstrap, self.n, self.data, self.workers = bootstrap, n, data, workers
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.count = EndOffsets(bootstrap)
+        self.source_file = data / "lines.txt"
+        self.source_file.write_text((TEXT + "\n") * n)
+        self.sink_topics: dict[tuple[str, int], str] = {}
+
+    def sink_topic(self, converter: str, partitions: int) -> str:
+        key = (converter, partitions)
+        if key not in self.sink_topics:
+            topic = make_topic(self.admin, f"sink-{converter.replace('+', '-')}-{partitions}-{uuid.uuid4().hex[:6]}",
+                               partitions)
+            fill_topic(self.bootstrap, topic, partitions, ENCODED[converter], self.n)
+            self.sink_topics[key] = topic
+        return self.sink_topics[key]
+
+    def run(self, case: Case, system: str) -> float:
+        tag = uuid.uuid4().hex[:8]
+        if case.path == "source":
+            topic = make_topic(self.admin, f"src-{tag}", 1)
+            if system == "bare":
+                return bare_source(self.bootstrap, topic, self.source_file, self.n)
+            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                      "file": str(self.source_file), "topic": topic} if case.connector == "file" else \
+                {"connector.class": "SequenceSourceConnector", "topic": topic, "records": str(self.n // case.tasks),
+                 "value.size": "70", "key.mode": "none"}
+            measure = lambda: self.count(topic, 1)  # noqa: E731
+        else:
+            topic = self.sink_topic(case.converter, case.tasks)
+            out = self.data / f"out-{tag}.txt"
+            if system == "bare":
+                return bare_sink(self.bootstrap, topic, self.n, out)
+            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                      "file": str(out), "topics": topic}
+            measure = LineCounter(out)
+        config.update({"tasks.max": str(case.tasks), "key.converter": CONVERTERS[case.converter]["value.converter"],
+                       **CONVERTERS[case.converter]})
+        rest, name = self.workers[system], f"bench-{tag}"
+        rest.create(name, config)
+        try:
+            return wait_progress(measure, self.n // case.tasks * case.tasks, f"{system} {case.label}")
+        finally:
+            rest.delete(name)
+
+
+def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems: list[str]) -> str:
+    med = {k: statistics.median(v) for k, v in rates.items() if v}
+    lines = [f"| path | {' | '.join(systems)} | ours / Java | ours / bare |", "|---" * (len(systems) + 3) + "|"]
+    for case in cases:
+        cells = [f"{med[(case, s)]:,.0f}" if (case, s) in med else "-" for s in systems]
+        ours = med.get((case, "ours"))
+        java = med.get((case, "java"))
+        bare = med.get((case, "bare"))
+        r_java = f"{ours / java:.2f}" if ours and java else "-"
+        r_bare = f"{ours / bare:.2f}" if ours and bare else "-"
+        lines.append(f"| {case.label} | {' | '.join(cells)} | {r_java} | {r_bare} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bootstrap")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, two cases")
+    ap.add_argument("--no-java", action="store_true", help="without the Java worker")
+    ap.add_argument("--only", help="only the cases whose label contains this text")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.records, args.rounds = min(args.records, 20_000), 1
+    cases = QUICK if args.quick else all_cases()
+    if args.only:
+        cases = [c for c in cases if args.only in c.label]
+    systems = ["bare", "ours"] + ([] if args.no_java else ["java"])
+    data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
+    broker = magics = java = bench = None
+    try:
+        bootstrap = args.bootstrap
+        if not bootstrap:
+            broker = EmbeddedBroker(data / "broker").start()
+            bootstrap = broker.bootstrap_servers
+        tag = uuid.uuid4().hex[:6]
+        magics = MagicsWorker(bootstrap, f"bench-magics-{tag}", data)
+        workers = {"ours": magics.rest}
+        if not args.no_java:
+            java = JavaConnectWorker(bootstrap, f"bench-java-{tag}", data / "java",
+                                     worker_properties={"offset.flush.interval.ms": "1000"}).start()
+            workers["java"] = Rest(java.url)
+        bench = Bench(bootstrap, args.records, data, workers)
+        rates: dict[tuple[Case, str], list[float]] = {}
+        for r in range(args.rounds):
+            for i, case in enumerate(cases):
+                order = [s for s in systems if s != "java" or case.java]
+                shift = (r + i) % len(order)
+                for system in order[shift:] + order[:shift]:
+                    rate = bench.run(case, system)
+                    rates.setdefault((case, system), []).append(rate)
+                    print(f"round {r + 1} {case.label:<28} {system:<5} {rate:>12,.0f} r/s", flush=True)
+        print()
+        print(table(cases, rates, systems))
+        print(f"\n(medians of {args.rounds} interleaved rounds; {args.records:,} records of {CHARS} characters; "
+              "connect-magics worker and Java ConnectDistributed over REST, the bare loops in the bench process)")
+    finally:
+        if bench is not None:
+            bench.count.consumer.close()
+        if java is not None:
+            java.stop()
+        if magics is not None:
+            magics.stop()
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()
