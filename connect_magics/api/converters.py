@@ -197,7 +197,12 @@ _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t")
                  ord("\f"): "\\f", ord("\r"): "\\r"})
 
 
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+
+
 def _quote(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:  # most strings: no translation (a dict look-up per character)
+        return '"' + text + '"'
     return '"' + text.translate(_ESCAPES) + '"'
 
 
@@ -232,16 +237,31 @@ def _reject_constant(name: str) -> Any:
 _LEADING_ZEROS = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?)0+(?=[0-9])')
 
 
-def _loads(data: bytes) -> Any:
-    """Parse JSON keeping fractional numbers exact; like Jackson, allows leading zeros (``007``)."""
+# Decoders made once (``json.loads`` with arguments makes one per call). Fractional numbers are exact
+# Decimals where a schema may need them; schemaless values turn them into floats anyway, and
+# ``float(text)`` is ``float(Decimal(text))`` (both the nearest double), so those parse straight to float.
+_EXACT = json.JSONDecoder(parse_float=decimal.Decimal, parse_constant=_reject_constant)
+_FLOATS_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _loads(data: bytes, decoder: json.JSONDecoder = _EXACT) -> Any:
+    """Parse JSON bytes (in any of JSON's encodings, as ``json.loads``); like Jackson, allows leading zeros (``007``)."""
+    # UTF-8 unless the first two bytes say otherwise (json.detect_encoding's rules, spared in the common case)
+    utf8 = 0x20 < data[0] < 0x80 and (len(data) == 1 or data[1] != 0)
+    text = data.decode("utf-8" if utf8 else json.detect_encoding(data), "surrogatepass")
+    try:  # what decode() does, without its two whitespace matches when there is no whitespace around
+        node, end = decoder.scan_once(text, 0)
+        if end == len(text):
+            return node
+    except (StopIteration, ValueError):
+        pass
     try:
-        return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+        return decoder.decode(text)
     except json.JSONDecodeError:
-        text = data.decode("utf-8")
         fixed = _LEADING_ZEROS.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
         if fixed == text:
             raise
-        return json.loads(fixed, parse_float=decimal.Decimal, parse_constant=_reject_constant)
+        return decoder.decode(fixed)
 
 
 def _node_type(node: Any) -> str:
@@ -288,7 +308,7 @@ _CONNECT_TYPES = {_JSON_TYPE_NAMES.get(t, t.value): t for t in SchemaType}
 _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
 _FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
 _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
-    (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64), (str, SchemaType.STRING),
+    (str, SchemaType.STRING), (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64),
     ((bytes, bytearray, memoryview), SchemaType.BYTES), ((list, tuple), SchemaType.ARRAY),
     (Mapping, SchemaType.MAP), (Struct, SchemaType.STRUCT),
 ]
@@ -345,6 +365,22 @@ class JsonConverter(_DualConverter):
         self.replace_null_with_default: bool = config.get("replace.null.with.default")
         self._from_connect_cache = LRUCache(config.get("schemas.cache.size"))
         self._to_connect_cache = LRUCache(config.get("schemas.cache.size"))
+        self._reset_compiled()
+
+    def _reset_compiled(self) -> None:
+        """Forget the compiled payload readers (functions: not pickled, rebuilt on use)."""
+        size = self._to_connect_cache.max_size
+        self._readers = LRUCache(size)  # Schema -> payload reader
+        self._envelopes = LRUCache(size)  # raw envelope text up to the payload -> (that text, schema, reader)
+        self._last_envelope: tuple[bytes, Schema | None, Callable[[Any], Any]] | None = None
+        self._last_written: tuple[Schema | None, str] = (None, "")  # the last schema written, as the envelope's start
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in _COMPILED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_compiled()
 
     # -- Connect -> bytes
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
@@ -352,9 +388,13 @@ class JsonConverter(_DualConverter):
         if schema is None and value is None:
             return None
         payload = _dump(self._to_json(schema, value))
-        if self.schemas_enabled:
-            payload = '{"schema":' + self.as_json_schema_text(schema) + ',"payload":' + payload + "}"
-        return payload.encode("utf-8")
+        if not self.schemas_enabled:
+            return payload.encode("utf-8")
+        last_schema, start = self._last_written
+        if schema is not last_schema or last_schema is None:  # schemas are immutable: the same one mostly repeats
+            start = '{"schema":' + self.as_json_schema_text(schema) + ',"payload":'
+            self._last_written = (schema, start)
+        return (start + payload + "}").encode("utf-8")
 
     def as_json_schema_text(self, schema: Schema | None) -> str:
         """The serialized JSON form of ``schema`` (``null`` for None), cached."""
@@ -439,16 +479,65 @@ class JsonConverter(_DualConverter):
             return NULL_SCHEMA_AND_VALUE
         if not data and not self.schemas_enabled:
             return NULL_SCHEMA_AND_VALUE
+        data = bytes(data)
+        if self.schemas_enabled:
+            fast = self._from_envelope(data)
+            if fast is not None:
+                return fast
         try:
-            node = _loads(bytes(data)) if data else _MISSING
+            node = _loads(data, _EXACT if self.schemas_enabled else _FLOATS_DECODER) if data else _MISSING
         except (ValueError, UnicodeDecodeError) as e:
             raise DataException("Converting byte[] to Kafka Connect data failed due to serialization error: ") from e
         if not self.schemas_enabled:
-            return SchemaAndValue(None, self._to_connect(None, node))
+            return SchemaAndValue(None, node)  # parsed with floats: nothing left to convert
         if not isinstance(node, dict) or len(node) != 2 or "schema" not in node or "payload" not in node:
             raise DataException(_ENVELOPE_ERROR)
         schema = self.as_connect_schema(node["schema"])
-        return SchemaAndValue(schema, self._to_connect(schema, node["payload"]))
+        return SchemaAndValue(schema, self._reader(schema)(node["payload"]))
+
+    def _from_envelope(self, data: bytes) -> SchemaAndValue | None:
+        """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
+        compact): the schema is found by its raw text, which repeats, so that only the payload is parsed.
+        None when the data is not such an envelope or does not parse: the general path then decides."""
+        envelope = self._last_envelope
+        if envelope is None or not data.startswith(envelope[0]):
+            envelope = self._envelope_of(data)
+            if envelope is None:
+                return None
+            self._last_envelope = envelope
+        prefix, schema, read = envelope
+        if data[-1:] != b"}":
+            return None
+        text = data[len(prefix):-1].decode("utf-8", "surrogatepass")
+        try:  # a payload that is not exactly one JSON value (another key, spaces, leading zeros...): general path
+            node, end = _EXACT.scan_once(text, 0)
+        except (StopIteration, ValueError, UnicodeDecodeError):
+            return None
+        if end != len(text):
+            return None
+        return SchemaAndValue(schema, read(node))
+
+    def _envelope_of(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
+        """``(raw text up to the payload, schema, payload reader)`` for data starting as Kafka writes envelopes."""
+        if not data.startswith(_ENVELOPE_START):
+            return None
+        text = data.decode("utf-8", "surrogatepass")
+        try:
+            node, end = _EXACT.raw_decode(text, len(_ENVELOPE_START))
+        except ValueError:
+            return None
+        if not text.startswith(_PAYLOAD_KEY, end):
+            return None
+        prefix = text[:end + len(_PAYLOAD_KEY)].encode("utf-8", "surrogatepass")
+        envelope = self._envelopes.get(prefix)
+        if envelope is None:
+            try:
+                schema = self.as_connect_schema(node)
+            except DataException:  # the general path raises it, or the envelope error if that comes first
+                return None
+            envelope = (prefix, schema, self._reader(schema))
+            self._envelopes.put(prefix, envelope)
+        return envelope
 
     def as_connect_schema(self, node: Any) -> Schema | None:
         """Parse a JSON schema object into a :class:`Schema` (cached by its JSON text)."""
@@ -505,61 +594,50 @@ class JsonConverter(_DualConverter):
                     raise DataException("Schema parameters must have string values.")
                 builder.parameter(k, v)
         if "default" in node:
-            builder.default_value(self._to_connect(builder.build(), node["default"]))
+            builder.default_value(self._compile_reader(builder.build())(node["default"]))
         return builder.build()
 
-    def _to_connect(self, schema: Schema | None, node: Any) -> Any:
+    def _reader(self, schema: Schema | None) -> Callable[[Any], Any]:
+        """The function turning a parsed payload of ``schema`` into Connect data (cached per schema)."""
         if schema is None:
-            return _schemaless_to_connect(node)
-        if node is None or node is _MISSING:
-            if schema.default_value is not None and self.replace_null_with_default:
-                return schema.default_value
-            if schema.optional:
-                return None
-            raise DataException(f"Invalid null value for required {schema.type} field")
-        if schema.name in _LOGICAL:
-            return _LOGICAL[schema.name][1](schema, node)
-        type_ = schema.type
-        if type_ is SchemaType.BOOLEAN:
-            return node is True
-        if type_ in _INT_BITS:
-            return _as_int(node, _INT_BITS[type_])
-        if type_ in _FLOATS:
-            return float(node) if _is_number(node) else 0.0
-        if type_ is SchemaType.STRING:
-            return node if isinstance(node, str) else None
-        if type_ is SchemaType.BYTES:
-            return _b64decode(node) if isinstance(node, str) else None
-        if type_ is SchemaType.ARRAY:
-            items = node if isinstance(node, list) else list(node.values()) if isinstance(node, dict) else []
-            return [self._to_connect(schema.value_schema, v) for v in items]
-        if type_ is SchemaType.MAP:
-            return self._map_to_connect(schema, node)
-        if not isinstance(node, dict):
-            raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
-        struct = Struct(schema)
-        for f in schema.fields:
-            struct.put(f, self._to_connect(f.schema, node.get(f.name)))
-        return struct
+            return _schemaless_to_connect
+        read = self._readers.get(schema)
+        if read is None:
+            read = self._compile_reader(schema)
+            self._readers.put(schema, read)
+        return read
 
-    def _map_to_connect(self, schema: Schema, node: Any) -> dict[Any, Any]:
-        key_schema, value_schema = schema.key_schema, schema.value_schema
-        if key_schema is None or key_schema.type is SchemaType.STRING:
-            if not isinstance(node, dict):
-                raise DataException("Maps with string fields should be encoded as JSON objects, but found "
-                                    + _node_type(node))
-            return {k: self._to_connect(value_schema, v) for k, v in node.items()}
-        if not isinstance(node, list):
-            raise DataException("Maps with non-string fields should be encoded as JSON array of tuples, but found "
-                                + _node_type(node))
-        result = {}
-        for entry in node:
-            if not isinstance(entry, list):
-                raise DataException(f"Found invalid map entry instead of array tuple: {_node_type(entry)}")
-            if len(entry) != 2:
-                raise DataException(f"Found invalid map entry, expected length 2 but found :{len(entry)}")
-            result[self._to_connect(key_schema, entry[0])] = self._to_connect(value_schema, entry[1])
-        return result
+    def _compile_reader(self, schema: Schema | None) -> Callable[[Any], Any]:
+        """Kafka's ``JsonConverter.convertToConnect`` for one schema, decided once rather than per value."""
+        if schema is None:
+            return _schemaless_to_connect
+        type_ = schema.type
+        convert: Callable[[Any], Any]
+        if schema.name in _LOGICAL:
+            convert = partial(_LOGICAL[schema.name][1], schema)
+        elif type_ is SchemaType.BOOLEAN:
+            convert = _is_true
+        elif type_ in _INT_BITS:
+            convert = partial(_as_int, bits=_INT_BITS[type_])
+        elif type_ in _FLOATS:
+            convert = _as_float
+        elif type_ is SchemaType.STRING:
+            convert = _as_str
+        elif type_ is SchemaType.BYTES:
+            convert = _as_bytes
+        elif type_ is SchemaType.ARRAY:
+            convert = partial(_array_to_connect, self._compile_reader(schema.value_schema))
+        elif type_ is SchemaType.MAP:
+            key_schema = schema.key_schema
+            convert = partial(_object_map_to_connect if key_schema is None or key_schema.type is SchemaType.STRING
+                              else _pairs_map_to_connect, self._compile_reader(key_schema),
+                              self._compile_reader(schema.value_schema))
+        else:
+            convert = partial(_struct_to_connect, schema, [(f, self._compile_reader(f.schema)) for f in schema.fields])
+        default = schema.default_value if self.replace_null_with_default else None
+        if default is None and not schema.optional:
+            return partial(_required, convert, f"Invalid null value for required {type_} field")
+        return partial(_nullable, convert, default)
 
     # -- logical types
     def _decimal_to_json(self, schema: Schema, value: Any) -> Any:
@@ -571,6 +649,71 @@ class JsonConverter(_DualConverter):
 
 
 _MISSING: Any = object()
+_ENVELOPE_START = b'{"schema":'
+_COMPILED = ("_readers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
+_PAYLOAD_KEY = ',"payload":'
+
+
+# The parts of a compiled payload reader (JsonConverter._compile_reader): each takes a non-null node.
+
+def _required(convert: Callable[[Any], Any], message: str, node: Any) -> Any:
+    if node is None or node is _MISSING:
+        raise DataException(message)
+    return convert(node)
+
+
+def _nullable(convert: Callable[[Any], Any], default: Any, node: Any) -> Any:
+    return default if node is None or node is _MISSING else convert(node)
+
+
+def _is_true(node: Any) -> bool:
+    return node is True
+
+
+def _as_float(node: Any) -> float:
+    return float(node) if _is_number(node) else 0.0
+
+
+def _as_str(node: Any) -> str | None:
+    return node if isinstance(node, str) else None
+
+
+def _as_bytes(node: Any) -> bytes | None:
+    return _b64decode(node) if isinstance(node, str) else None
+
+
+def _array_to_connect(item: Callable[[Any], Any], node: Any) -> list[Any]:
+    items = node if isinstance(node, list) else list(node.values()) if isinstance(node, dict) else []
+    return [item(v) for v in items]
+
+
+def _object_map_to_connect(key: Callable[[Any], Any], value: Callable[[Any], Any], node: Any) -> dict[Any, Any]:
+    if not isinstance(node, dict):
+        raise DataException("Maps with string fields should be encoded as JSON objects, but found " + _node_type(node))
+    return {k: value(v) for k, v in node.items()}
+
+
+def _pairs_map_to_connect(key: Callable[[Any], Any], value: Callable[[Any], Any], node: Any) -> dict[Any, Any]:
+    if not isinstance(node, list):
+        raise DataException("Maps with non-string fields should be encoded as JSON array of tuples, but found "
+                            + _node_type(node))
+    result = {}
+    for entry in node:
+        if not isinstance(entry, list):
+            raise DataException(f"Found invalid map entry instead of array tuple: {_node_type(entry)}")
+        if len(entry) != 2:
+            raise DataException(f"Found invalid map entry, expected length 2 but found :{len(entry)}")
+        result[key(entry[0])] = value(entry[1])
+    return result
+
+
+def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any]]], node: Any) -> Struct:
+    if not isinstance(node, dict):
+        raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
+    struct = Struct(schema)
+    for f, read in fields:
+        struct.put(f, read(node.get(f.name)))
+    return struct
 
 
 def _schemaless_type(value: Any) -> SchemaType:
