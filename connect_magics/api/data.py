@@ -523,13 +523,14 @@ class Decimal:
         if -exponent != scale:
             raise DataException("Decimal value has mismatching scale for given Decimal schema. "
                                 f"Schema has scale {scale}, value has scale {-exponent}.")
-        unscaled = int(value.scaleb(scale))
+        sign, digits, _ = value.as_tuple()  # exact at any precision (scaleb rounds to the context's 28 digits)
+        unscaled = int("".join(map(str, digits))) * (-1 if sign else 1)
         return unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
 
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> decimal.Decimal:
         unscaled = int.from_bytes(value, "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-Decimal.scale(schema))
+        return decimal.Decimal(f"{unscaled}E{-Decimal.scale(schema)}")  # exact, as Java's BigDecimal
 
 
 class Date:

@@ -1,0 +1,186 @@
+"""JsonConverter's fast paths give exactly what its general path gives.
+
+Envelopes written as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``, compact) are
+read by finding the schema by its raw text and parsing only the payload; the same bytes with a space
+after the opening brace take the general path (parse everything, then the schema). Schemaless JSON
+is parsed straight to floats. Both must agree with the general path on every vector.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import pickle
+
+import pytest
+
+from connect_magics.api.converters import JsonConverter, SchemaAndValue
+from connect_magics.api.data import (
+    BYTES_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Date,
+    Decimal,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
+from connect_magics.api.errors import DataException
+
+pytestmark = pytest.mark.unit
+
+TOPIC = "topic"
+D = decimal.Decimal
+UTC = dt.timezone.utc
+
+
+def json_converter(**configs: str) -> JsonConverter:
+    c = JsonConverter()
+    c.configure(configs, is_key=False)
+    return c
+
+
+def general(data: bytes) -> bytes:
+    """The same envelope, spelled so that it misses the fast path (a space after the opening brace)."""
+    assert data.startswith(b'{"schema":')
+    return b"{ " + data[1:]
+
+
+INNER = SchemaBuilder.struct().name("inner").field("x", INT32_SCHEMA).field("s", OPTIONAL_STRING_SCHEMA).build()
+NESTED = (SchemaBuilder.struct().name("outer")
+          .field("inner", INNER)
+          .field("list", SchemaBuilder.array(INNER).build())
+          .field("opt", SchemaBuilder.struct().field("y", INT64_SCHEMA).optional().build())
+          .field("dflt", SchemaBuilder.string().optional().default_value("d").build())
+          .field("bytes", BYTES_SCHEMA)
+          .field("dec", Decimal.schema(30))
+          .field("map", SchemaBuilder.map(INT32_SCHEMA, SchemaBuilder.array(STRING_SCHEMA).build()).build())
+          .build())
+
+
+def nested_value(dflt: str | None = None) -> Struct:
+    inner = Struct(INNER).put("x", 1).put("s", 'é "q" \\ \x01\n')
+    return (Struct(NESTED).put("inner", inner).put("list", [inner, Struct(INNER).put("x", -2)])
+            .put("bytes", b"\x00\xff\x10").put("dec", D("-1234567890.123456789012345678901234567890"))
+            .put("map", {1: ["a"], -7: []}).put("dflt", dflt))
+
+
+# (schema, value[, value read back]) written by the converter, then read back through both paths.
+WRITTEN = [
+    (STRING_SCHEMA, "x" * 100),
+    (STRING_SCHEMA, 'é "quoted" \\ \x00\x1f\t\u2028 ✓'),
+    (OPTIONAL_STRING_SCHEMA, None, None),
+    (SchemaBuilder.int32().optional().default_value(42).build(), None, 42),
+    (FLOAT64_SCHEMA, 1e300),
+    (FLOAT64_SCHEMA, float("nan")),
+    (BYTES_SCHEMA, b"\x00\x01\xfe\xff"),
+    (Decimal.schema(30), D("123456789012345678901234567890.123456789012345678901234567890")),
+    (Decimal.schema(2), D("-0.01")),
+    (Date.SCHEMA, dt.date(2024, 2, 29)),
+    (Time.SCHEMA, dt.time(23, 59, 59, 999000)),
+    (Timestamp.SCHEMA, dt.datetime(2024, 2, 29, 12, 0, 0, 1000, tzinfo=UTC)),
+    (SchemaBuilder.map(STRING_SCHEMA, Decimal.schema(3)).build(), {"a": D("1.500"), "b": D("-2.000")}),
+    (NESTED, nested_value(), nested_value("d")),  # null written as the field's default
+]
+
+
+def _same(a: SchemaAndValue, b: SchemaAndValue) -> bool:
+    if isinstance(a.value, float) and a.value != a.value:  # NaN
+        return a.schema == b.schema and b.value != b.value
+    return a == b
+
+
+@pytest.mark.parametrize("decimal_format", ["BASE64", "NUMERIC"])
+@pytest.mark.parametrize("schema, value, read_back", [(*w, w[1])[:3] for w in WRITTEN])
+def test_written_envelopes_read_back_alike(decimal_format, schema, value, read_back):
+    writer = json_converter(**{"decimal.format": decimal_format})
+    data = writer.from_connect_data(TOPIC, schema, value)
+    fast, slow = json_converter(), json_converter()
+    expected = slow.to_connect_data(TOPIC, general(data))
+    first, again = fast.to_connect_data(TOPIC, data), fast.to_connect_data(TOPIC, data)  # miss, then hit
+    assert _same(first, expected) and _same(again, expected)
+    assert fast._last_envelope is not None and not slow._envelopes._items  # the paths taken were the ones meant
+    if not isinstance(value, float):
+        assert expected.value == read_back
+
+
+def test_big_numeric_decimals_stay_exact():
+    data = (b'{"schema":{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+            b'"version":1,"parameters":{"scale":"40"}},"payload":'
+            b'12345678901234567890.1234567890123456789012345678901234567890}')
+    value = json_converter().to_connect_data(TOPIC, data).value
+    assert value == D("12345678901234567890.1234567890123456789012345678901234567890")
+
+
+def test_schema_cache_hits_with_different_payloads():
+    c = json_converter()
+    a = b'{"schema":{"type":"int64","optional":true},"payload":'
+    b = b'{"schema":{"type":"string","optional":false,"default":"dflt"},"payload":'
+    got = [c.to_connect_data(TOPIC, prefix + payload + b"}").value
+           for prefix, payload in [(a, b"1"), (a, b"-9223372036854775808"), (b, b'"x"'), (a, b"null"),
+                                   (b, b"null"), (b, b'"\\u00e9"'), (a, b"12.9")]]
+    assert got == [1, -9223372036854775808, "x", None, "dflt", "é", 12]
+    assert len(c._envelopes) == 2 and len(c._to_connect_cache) == 2
+
+
+@pytest.mark.parametrize("data", [
+    b'{"schema":{"type":"int32","optional":false},"payload":0012}',  # leading zeros: Jackson allows them
+    b'{"schema":{"type":"int32","optional":false},"payload": 12 }',
+    b'{"schema":{"type":"int32","optional":false},"payload":12} ',
+    b'{"schema":{"type":"int32","optional":false},"payload":[12]}',
+])
+def test_payloads_the_fast_path_leaves_to_the_general_one(data):
+    assert json_converter().to_connect_data(TOPIC, data) == json_converter().to_connect_data(TOPIC, general(data))
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'{"schema":{"type":"int32","optional":false},"payload":1,"extra":2}', "requires \"schema\" and \"payload\""),
+    (b'{"schema":{"type":"int32","optional":false},"payload":null}', "Invalid null value for required INT32 field"),
+    (b'{"schema":{"type":"nope"},"payload":1}', "Unknown schema type: nope"),
+    (b'{"schema":{"type":"nope"},"payload":1,"x":2}', "requires \"schema\" and \"payload\""),
+    (b'{"schema":{"type":"int32"},"payload":}', "serialization error"),
+    (b'{"schema":{"type":"struct","fields":[]},"payload":[]}', "Structs should be encoded as JSON objects"),
+])
+def test_errors_are_the_general_paths(data, message):
+    for c in (json_converter(), json_converter()):
+        c.to_connect_data(TOPIC, b'{"schema":{"type":"int32","optional":false},"payload":1}')  # a warm cache
+        with pytest.raises(DataException, match=message):
+            c.to_connect_data(TOPIC, data)
+        with pytest.raises(DataException, match=message):
+            c.to_connect_data(TOPIC, general(data))
+
+
+@pytest.mark.parametrize("data, value", [
+    (b'{"a":1.5,"b":[1e400,-0.0,0.1],"c":null,"d":true}', {"a": 1.5, "b": [float("inf"), -0.0, 0.1], "c": None,
+                                                           "d": True}),
+    (b"12345678901234567890123", 12345678901234567890123),
+    (b'"x"', "x"),
+    (b" [007, 1.25e2] ", [7, 125.0]),
+    ('"hé"'.encode("utf-16-le"), "hé"),
+    ('{"k": "v"}'.encode("utf-8-sig"), {"k": "v"}),
+])
+def test_schemaless_reads(data, value):
+    got = json_converter(**{"schemas.enable": "false"}).to_connect_data(TOPIC, data)
+    assert got == SchemaAndValue(None, value) and repr(got.value) == repr(value)
+
+
+def test_schema_alternation_when_writing():
+    c = json_converter()
+    first = c.from_connect_data(TOPIC, STRING_SCHEMA, "a")
+    assert c.from_connect_data(TOPIC, INT32_SCHEMA, 1) == b'{"schema":{"type":"int32","optional":false},"payload":1}'
+    assert c.from_connect_data(TOPIC, None, "a") == b'{"schema":null,"payload":"a"}'
+    assert c.from_connect_data(TOPIC, STRING_SCHEMA, "a") == first == \
+        b'{"schema":{"type":"string","optional":false},"payload":"a"}'
+
+
+def test_pickled_after_use():
+    c = json_converter()
+    data = json_converter().from_connect_data(TOPIC, NESTED, nested_value())
+    before = c.to_connect_data(TOPIC, data)
+    copy = pickle.loads(pickle.dumps(c))
+    assert copy.to_connect_data(TOPIC, data) == before
+    assert copy.from_connect_data(TOPIC, NESTED, before.value) == data
