@@ -146,6 +146,8 @@ def java_str(value: Any) -> str:
     >>> java_str([1, True, None])
     '[1, true, null]'
     """
+    if value.__class__ is str:  # the common case, first
+        return value
     if value is None:
         return "null"
     if isinstance(value, bool):

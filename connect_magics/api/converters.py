@@ -20,7 +20,7 @@ import decimal
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -123,6 +123,15 @@ class Converter(ABC):
         True
         """
         return None
+
+    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]]:
+        """Optional speed-up: the keys or values of a batch of one topic, each as ``(schema, value)``, raising
+        as :meth:`to_connect_data` does. By default :meth:`to_connect_data` for each.
+
+        >>> StringConverter().to_connect_column("t", [b"a", None])
+        [SchemaAndValue(schema=Schema{STRING}, value='a'), SchemaAndValue(schema=Schema{STRING}, value=None)]
+        """
+        return list(map(partial(self.to_connect_data, topic), datas))
 
     def config_def(self) -> ConfigDef:
         return ConfigDef()
@@ -483,7 +492,7 @@ class JsonConverter(_DualConverter):
         if self.schemas_enabled:
             fast = self._from_envelope(data)
             if fast is not None:
-                return fast
+                return tuple.__new__(SchemaAndValue, fast)
         try:
             node = _loads(data, _EXACT if self.schemas_enabled else _FLOATS_DECODER) if data else _MISSING
         except (ValueError, UnicodeDecodeError) as e:
@@ -495,7 +504,20 @@ class JsonConverter(_DualConverter):
         schema = self.as_connect_schema(node["schema"])
         return SchemaAndValue(schema, self._reader(schema)(node["payload"]))
 
-    def _from_envelope(self, data: bytes) -> SchemaAndValue | None:
+    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]]:
+        """:meth:`to_connect_data` for each of a batch: envelopes through the fast path with one call each,
+        schemaless values parsed without a call per value."""
+        to_connect = partial(self.to_connect_data, topic)
+        if self.schemas_enabled:
+            fast = self._from_envelope
+            return [(data.__class__ is bytes and fast(data)) or to_connect(data) for data in datas]
+        try:
+            return [(None, _loads(data, _FLOATS_DECODER)) if data.__class__ is bytes and data else to_connect(data)
+                    for data in datas]
+        except (ValueError, UnicodeDecodeError):  # to_connect_data says why
+            return list(map(to_connect, datas))
+
+    def _from_envelope(self, data: bytes) -> tuple[Schema | None, Any] | None:
         """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
         compact): the schema is found by its raw text, which repeats, so that only the payload is parsed.
         None when the data is not such an envelope or does not parse: the general path then decides."""
@@ -515,7 +537,7 @@ class JsonConverter(_DualConverter):
             return None
         if end != len(text):
             return None
-        return SchemaAndValue(schema, read(node))
+        return schema, read(node)
 
     def _envelope_of(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
         """``(raw text up to the payload, schema, payload reader)`` for data starting as Kafka writes envelopes."""

@@ -446,7 +446,7 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: SinkRecords) -> None:
         if not records:
             return
-        data = "".join(f"{java_str(value)}\n" for value in records.values())  # as Java's String.valueOf
+        data = "\n".join(map(java_str, records.values())) + "\n"  # as Java's String.valueOf
         if self._fd is None:
             sys.stdout.write(data)
             return

@@ -184,3 +184,29 @@ def test_pickled_after_use():
     copy = pickle.loads(pickle.dumps(c))
     assert copy.to_connect_data(TOPIC, data) == before
     assert copy.from_connect_data(TOPIC, NESTED, before.value) == data
+
+
+COLUMN = [None, b'{"schema":{"type":"int32","optional":true},"payload":1}',
+          b'{"schema":{"type":"int32","optional":true},"payload":null}', b'{ "schema": null, "payload": 2.5 }',
+          bytearray(b'{"schema":{"type":"string","optional":false},"payload":"b"}'),
+          b'{"schema":{"type":"int32","optional":true},"payload":0003}']
+
+
+@pytest.mark.parametrize("configs, datas", [
+    ({}, COLUMN),
+    ({"schemas.enable": "false"}, [None, b"", b"1", b'{"a":[1.5]}', bytearray(b"007"), memoryview(b'"m"')]),
+])
+def test_to_connect_column_is_to_connect_data_for_each(configs, datas):
+    column = json_converter(**configs).to_connect_column(TOPIC, datas)
+    one_by_one = json_converter(**configs)
+    assert column == [one_by_one.to_connect_data(TOPIC, d) for d in datas]
+
+
+@pytest.mark.parametrize("configs, bad, message", [
+    ({}, b'{"schema":{"type":"int32","optional":false},"payload":null}', "Invalid null value for required INT32"),
+    ({}, b"[1]", "requires \"schema\" and \"payload\""),
+    ({"schemas.enable": "false"}, b"{nope", "serialization error"),
+])
+def test_to_connect_column_raises_as_to_connect_data(configs, bad, message):
+    with pytest.raises(DataException, match=message):
+        json_converter(**configs).to_connect_column(TOPIC, [b'{"schema":null,"payload":1}', bad])

@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Iterable
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
@@ -43,6 +44,22 @@ def sink_group_id(connector: str, config: dict[str, str]) -> str:
 
 def _to_kafka(partitions: Iterable[TopicPartition]) -> list[KafkaTopicPartition]:
     return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
+
+
+def _decode_column(converter: Any, fixed: Any, topic: str, datas: list[bytes | None]) -> list[tuple[Any, Any]]:
+    """Keys or values of one topic as (schema, value) pairs (``fixed``: the converter's ``fixed_schema()``)."""
+    if fixed is None:
+        return converter.to_connect_column(topic, datas)
+    schema, decode = fixed
+    return [(schema, data if data is None or decode is None else decode(data)) for data in datas]
+
+
+def _records_of(msgs: list[Message], keys: list[tuple[Any, Any]], values: list[tuple[Any, Any]]) -> list[SinkRecord]:
+    """Records of messages without headers, from their decoded keys and values."""
+    return [SinkRecord(m.topic(), m.partition(), key_schema, key, value_schema, value, ts if ts_type else None,
+                       None, m.offset())
+            for m, (key_schema, key), (value_schema, value), (ts_type, ts)
+            in zip(msgs, keys, values, map(Message.timestamp, msgs), strict=True)]
 
 
 class _Context(SinkTaskContext):
@@ -252,14 +269,16 @@ class SinkTaskRunner(TaskRunner):
             msgs = self._without_errors(msgs)
         self.task_metrics.read.record(len(msgs))
         key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
-        # Converters with one schema for every value cannot fail: without transformations or headers to
-        # convert, the records are built only when the task first reads them (and columns need none).
-        if key_fixed is not None and value_fixed is not None and not self.chain.stages \
-                and not any(map(Message.headers, msgs)):
+        # Without transformations or headers to convert, records are built only when the task first reads
+        # them (columns need none). Converters with one schema for every value cannot fail and decode only
+        # what is read; the others decode the batch now, so that a failure is handled before put().
+        if self.chain.stages or any(map(Message.headers, msgs)):
+            batch = SinkRecords(self._records(msgs, key_fixed, value_fixed))
+        elif key_fixed is not None and value_fixed is not None:
             batch = SinkRecords.deferred(len(msgs), partial(self._records, msgs, key_fixed, value_fixed),
                                          partial(self._column, msgs, key_fixed, value_fixed))
         else:
-            batch = SinkRecords(self._records(msgs, key_fixed, value_fixed))
+            batch = self._decoded(msgs, key_fixed, value_fixed)
         consumed = self._consumed()
         if self.track_topics:  # KIP-558: the topics consumed, before transformations
             for topic in {tp.topic for tp in consumed}:
@@ -337,6 +356,30 @@ class SinkTaskRunner(TaskRunner):
         column = list(map(_MESSAGE_FIELDS[field], msgs))
         decode = key_fixed[1] if field == "key" else value_fixed[1] if field == "value" else None
         return column if decode is None else [None if v is None else decode(v) for v in column]
+
+    def _decoded(self, msgs: list[Message], key_fixed: Any, value_fixed: Any) -> SinkRecords:
+        """Messages of one topic without headers nor transformations, decoded as columns of (schema, value)
+        pairs (``Converter.to_connect_column``); the records are built from them on the task's first access.
+        If a message does not convert, or the batch mixes topics, it goes record by record instead (converting
+        again), where the error handler decides at its stage."""
+        topic = msgs[0].topic()
+        if any(m.topic() != topic for m in msgs):
+            return SinkRecords(self._records(msgs, key_fixed, value_fixed))
+        try:
+            keys = _decode_column(self.key_converter, key_fixed, topic, list(map(Message.key, msgs)))
+            values = _decode_column(self.value_converter, value_fixed, topic, list(map(Message.value, msgs)))
+        except Exception:  # noqa: BLE001 - the record by record path finds the stage; the error handler decides
+            return SinkRecords(self._records(msgs, key_fixed, value_fixed))
+        return SinkRecords.deferred(len(msgs), partial(_records_of, msgs, keys, values),
+                                    partial(self._decoded_column, msgs, keys, values))
+
+    @classmethod
+    def _decoded_column(cls, msgs: list[Message], keys: list[tuple[Any, Any]], values: list[tuple[Any, Any]],
+                        field: str) -> list[Any]:
+        """One field (of ``SinkRecords.COLUMNS``) of messages decoded by :meth:`_decoded`."""
+        if field == "key" or field == "value":
+            return list(map(itemgetter(1), keys if field == "key" else values))
+        return cls._column(msgs, None, None, field)
 
     def _convert(self, m: Any) -> SinkRecord | None:
         """One message through the converters and transformations, naming the stage of any failure."""
