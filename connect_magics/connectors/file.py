@@ -14,9 +14,9 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
-import re
 import stat
 import sys
 import threading
@@ -220,9 +220,6 @@ class FileStreamSourceConnector(SourceConnector):
         return True
 
 
-_LINE_END = re.compile(rb"[\r\n]")
-
-
 class FileStreamSourceTask(SourceTask):
     """Tails a file: every complete line (``\\n``, ``\\r\\n`` or ``\\r``) becomes a record with a string value.
 
@@ -250,9 +247,11 @@ class FileStreamSourceTask(SourceTask):
         self.topic: str = ""
         self.batch_size: int = DEFAULT_TASK_BATCH_SIZE
         self._stream: IO[bytes] | None = None
-        self._buffer = bytearray()
-        self._start = 0  # where the unread part of _buffer begins
-        self._position = 0  # byte position in the file of _buffer[_start]
+        self._lines: list[bytes] = []  # complete lines read, each with its line terminator
+        self._next = 0  # the first line of _lines not handed out yet
+        self._rest = b""  # what follows the last complete line (no terminator yet, or a '\r' maybe before '\n')
+        self._position = 0  # byte position in the file after the last line handed out
+        self._partition: dict[str, Any] = {}  # {"filename": file}, shared by the records (they are not changed)
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._missing_logged = False
@@ -265,6 +264,7 @@ class FileStreamSourceTask(SourceTask):
         self.filename = parsed[FILE_CONFIG]
         self.topic = parsed[TOPIC_CONFIG]
         self.batch_size = parsed[TASK_BATCH_SIZE_CONFIG]
+        self._partition = {FILENAME_FIELD: self.filename}
         self._stopping.clear()
 
     def _open(self) -> bool:
@@ -294,27 +294,23 @@ class FileStreamSourceTask(SourceTask):
         except BaseException:
             stream.close()
             raise
-        self._stream, self._position, self._buffer, self._start = stream, position, bytearray(), 0
+        self._stream, self._position, self._lines, self._next, self._rest = stream, position, [], 0, b""
         log.debug("Opened %s for reading at position %d", self.filename, position)
         return True
 
-    def _extract_line(self) -> tuple[str, int] | None:
-        """The next complete line and the byte position after it, or None (then the buffer is compacted)."""
-        buffer, start = self._buffer, self._start
-        match = _LINE_END.search(buffer, start)
-        until = -1 if match is None else match.start()
-        if until >= 0 and buffer[until] == 0x0D:  # '\r': to tell '\r\n' from '\r' we need the next byte
-            new_start = -1 if until + 1 >= len(buffer) else until + 2 if buffer[until + 1] == 0x0A else until + 1
-        else:
-            new_start = until + 1
-        if until < 0 or new_start < 0:
-            del buffer[:start]
-            self._start = 0
-            return None
-        line = buffer[start:until].decode("utf-8", errors="replace")
-        self._start = new_start
-        self._position += new_start - start
-        return line, self._position
+    def _read_complete_lines(self) -> bool:
+        """Read the next chunk of the file into complete lines; False at the end of the file.
+
+        A line ends with ``\n``, ``\r\n`` or ``\r``; a ``\r`` at the end of what was read waits for the next
+        byte (it may start ``\r\n``), as an unterminated last line waits for its terminator."""
+        assert self._stream is not None
+        chunk = self._stream.read(self.READ_CHUNK)
+        if not chunk:
+            return False
+        lines = (self._rest + chunk).splitlines(keepends=True)  # bytes split at \r, \n and \r\n only
+        self._rest = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        self._lines, self._next = lines, 0
+        return True
 
     def poll(self) -> list[SourceRecord] | None:
         if self._stopping.is_set():
@@ -329,22 +325,25 @@ class FileStreamSourceTask(SourceTask):
         return records
 
     def _read_lines(self, records: list[SourceRecord]) -> None:
-        assert self._stream is not None
         limit = max(1, self.batch_size)
+        timestamp = int(time.time() * 1000)  # when this poll read the lines
+        partition, topic = self._partition, self.topic
         while len(records) < limit:
-            extracted = self._extract_line()
-            if extracted is None:
+            if self._next >= len(self._lines):
                 try:
-                    chunk = self._stream.read(self.READ_CHUNK)
+                    if not self._read_complete_lines():
+                        return
                 except (OSError, ValueError):  # closed by stop(): let the runtime shut the task down
                     return
-                if not chunk:
-                    return
-                self._buffer += chunk
                 continue
-            line, position = extracted
-            records.append(SourceRecord({FILENAME_FIELD: self.filename}, {POSITION_FIELD: position}, self.topic, None, None, None,
-                                        STRING_SCHEMA, line, int(time.time() * 1000)))
+            lines = self._lines[self._next:self._next + limit - len(records)]
+            self._next += len(lines)
+            positions = itertools.accumulate(map(len, lines), initial=self._position)
+            next(positions)
+            records.extend(SourceRecord(partition, {POSITION_FIELD: position}, topic, None, None, None, STRING_SCHEMA,
+                                        line.rstrip(b"\r\n").decode("utf-8", errors="replace"), timestamp)
+                           for line, position in zip(lines, positions, strict=True))
+            self._position = records[-1].source_offset[POSITION_FIELD]  # type: ignore[index]
 
     def stop(self) -> None:
         self._stopping.set()
