@@ -22,6 +22,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
 from typing import Any, NamedTuple
 
 from connect_magics.api.config import (
@@ -206,13 +207,9 @@ _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t")
                  ord("\f"): "\\f", ord("\r"): "\\r"})
 
 
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
-
-
 def _quote(text: str) -> str:
-    if _NEEDS_ESCAPE.search(text) is None:  # most strings: no translation (a dict look-up per character)
-        return '"' + text + '"'
-    return '"' + text.translate(_ESCAPES) + '"'
+    quoted = _encode_basestring(text)  # as Jackson's but for \u00xx escapes in lower case (translated then)
+    return quoted if "\\u00" not in quoted else '"' + text.translate(_ESCAPES) + '"'
 
 
 def _dump(node: Any) -> str:

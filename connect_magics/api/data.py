@@ -56,6 +56,10 @@ class SchemaType(enum.Enum):
     MAP = "map"
     STRUCT = "struct"
 
+    # Members are singletons compared by identity: hash them by identity too, in C (Enum's hash is Python code,
+    # run for every look-up keyed by a type on the data path).
+    __hash__ = object.__hash__
+
     def __str__(self) -> str:
         return self.name
 

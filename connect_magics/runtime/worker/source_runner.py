@@ -15,7 +15,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
-from connect_magics.api.converters import ByteArrayConverter
+from connect_magics.api.converters import ByteArrayConverter, JsonConverter, StringConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.topics.creation import TopicCreation
@@ -27,6 +27,8 @@ from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
 log = logging.getLogger(__name__)
+
+_NULL_AS_NULL = (ByteArrayConverter, StringConverter, JsonConverter)  # null without a schema -> null
 
 
 class SubmittedBatch:
@@ -213,7 +215,9 @@ class SourceTaskRunner(TaskRunner):
         produce, apply = self._producer.produce, self.chain.apply if self.chain.stages else None
         key_to_kafka = self.key_converter.from_connect_data
         value_to_kafka = self.value_converter.from_connect_data
-        # ByteArrayConverter hands bytes without a schema over as they are: skip the call for those.
+        # Kafka's converters write null for a null without a schema, and ByteArrayConverter hands bytes without
+        # a schema over as they are: skip the call for those.
+        null_keys, null_values = (type(c) in _NULL_AS_NULL for c in (self.key_converter, self.value_converter))
         raw_keys, raw_values = (type(c) is ByteArrayConverter for c in (self.key_converter, self.value_converter))
         submitted, known = self.submitted, self._known_topics
         batch = submitted.batch(self._batch_done if self.track_topics else None)
@@ -227,11 +231,14 @@ class SourceTaskRunner(TaskRunner):
                 try:
                     out = record if apply is None else apply(record)
                     if out is not None:
-                        topic, key, value = out.topic, out.key, out.value
-                        if not (raw_keys and key.__class__ is bytes and out.key_schema is None):
-                            key = key_to_kafka(topic, out.key_schema, key)
-                        if not (raw_values and value.__class__ is bytes and out.value_schema is None):
-                            value = value_to_kafka(topic, out.value_schema, value)
+                        topic, key, value, key_schema, value_schema = \
+                            out.topic, out.key, out.value, out.key_schema, out.value_schema
+                        if key_schema is not None or not (key is None and null_keys
+                                                          or raw_keys and key.__class__ is bytes):
+                            key = key_to_kafka(topic, key_schema, key)
+                        if value_schema is not None or not (value is None and null_values
+                                                            or raw_values and value.__class__ is bytes):
+                            value = value_to_kafka(topic, value_schema, value)
                         headers = self.headers_to_kafka(topic, out.headers) if out.has_headers() else None
                 except Exception:  # noqa: BLE001 - the slow path finds the stage; the error handler decides
                     converted = self.recover(partial(self._convert, record), record)
@@ -258,10 +265,12 @@ class SourceTaskRunner(TaskRunner):
                 callback = partial(self._on_record_delivery, batch, record) if per_record else on_delivery
                 while True:
                     try:
-                        if out.kafka_partition is None and out.timestamp is None and headers is None:
-                            produce(topic, value, key, on_delivery=callback)
-                        else:
+                        if headers is not None or out.kafka_partition is not None:
                             produce(topic, value, key, on_delivery=callback, **self._produce_options(out, headers))
+                        elif out.timestamp is None:
+                            produce(topic, value, key, on_delivery=callback)
+                        else:  # a timestamp only, as FileStreamSource's records: no keyword dict
+                            produce(topic, value, key, on_delivery=callback, timestamp=out.timestamp)
                         break
                     except BufferError:
                         self._producer.poll(0.05)
