@@ -318,6 +318,9 @@ _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
     ((bytes, bytearray, memoryview), SchemaType.BYTES), ((list, tuple), SchemaType.ARRAY),
     (Mapping, SchemaType.MAP), (Struct, SchemaType.STRUCT),
 ]
+_EXACT_SCHEMALESS = {str: SchemaType.STRING, bool: SchemaType.BOOLEAN, int: SchemaType.INT64,
+                     float: SchemaType.FLOAT64, bytes: SchemaType.BYTES, list: SchemaType.ARRAY,
+                     tuple: SchemaType.ARRAY, dict: SchemaType.MAP}  # as _SCHEMALESS_TYPES finds them
 _EXPECTED: dict[SchemaType, tuple[type, ...]] = {
     **{t: (int,) for t in _INT_BITS}, SchemaType.FLOAT32: (int, float), SchemaType.FLOAT64: (int, float),
     SchemaType.BOOLEAN: (bool,), SchemaType.STRING: (str,), SchemaType.ARRAY: (list, tuple),
@@ -475,6 +478,8 @@ class JsonConverter(_DualConverter):
             object_mode = all(isinstance(k, str) for k in value)
         else:
             object_mode = key_schema is not None and key_schema.type is SchemaType.STRING
+        if object_mode and key_schema is None:  # schemaless string keys are written as they are
+            return {k: self._to_json(None, v) for k, v in value.items()}
         if object_mode:
             return {java_str(self._to_json(key_schema, k)): self._to_json(value_schema, v) for k, v in value.items()}
         return [[self._to_json(key_schema, k), self._to_json(value_schema, v)] for k, v in value.items()]
@@ -736,6 +741,9 @@ def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], A
 
 
 def _schemaless_type(value: Any) -> SchemaType:
+    type_ = _EXACT_SCHEMALESS.get(value.__class__)  # the common classes without isinstance (Mapping's is slow)
+    if type_ is not None:
+        return type_
     for classes, type_ in _SCHEMALESS_TYPES:
         if isinstance(value, classes):
             return type_
