@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
+from operator import methodcaller
 from typing import Any, NamedTuple
 
 from connect_magics.api.config import (
@@ -832,7 +833,7 @@ class StringConverter(_DualConverter):
                               bytes(data).decode(self.encoding, errors="replace"))
 
     def fixed_schema(self) -> tuple[Schema, Callable[[bytes], str]]:
-        return OPTIONAL_STRING_SCHEMA, partial(bytes.decode, encoding=self.encoding, errors="replace")
+        return OPTIONAL_STRING_SCHEMA, methodcaller("decode", self.encoding, "replace")  # C calls, no keywords
 
 
 def _known_encoding(name: str, value: Any) -> None:
