@@ -146,8 +146,10 @@ def java_str(value: Any) -> str:
     >>> java_str([1, True, None])
     '[1, true, null]'
     """
-    if value.__class__ is str:  # the common case, first
+    if value.__class__ is str:  # the common cases, first
         return value
+    if value.__class__ is bytes or value.__class__ is int:
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
