@@ -76,8 +76,11 @@ class TaskFence:
 
     def claim(self) -> None:
         """Become the task's current instance: every earlier instance's commits are refused from now on."""
+        # murmur2, as every other writer of the offsets topic (and Java's producers): a key's records must
+        # all land in one partition, or a reader could take an older offset as the newest.
         producer = Producer({**self._config, "transactional.id": self.transactional_id,
-                             "enable.idempotence": True, "logger": client_logger("producer")})
+                             "enable.idempotence": True, "partitioner": "murmur2_random",
+                             "logger": client_logger("producer")})
         producer.init_transactions(self.timeout)
         self._producer = producer
 
