@@ -30,7 +30,7 @@ from confluent_kafka.admin import OffsetSpec
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.tables import task_metrics_frame, tasks_summary
-from connect_magics.notebook.widgets import state_html
+from connect_magics.notebook.widgets import state_html, waiting_note
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,8 @@ class LiveDashboard(W.VBox):
                 cells = [escape(name) if first else "", escape(ident), state_html(s.get("state", "")),
                          escape(s.get("version", "")), escape(", ".join(view.topics)) if first else "",
                          "" if not first or view.lag is None else str(view.lag),
-                         f"{view.rate:.1f}" if first else "", self._trace(s.get("trace"))]
+                         f"{view.rate:.1f}" if first else "",
+                         self._trace(s.get("trace") or (None if first else waiting_note(self.rt, name, s.get("id"))))]
                 rows.append("<tr>" + "".join(f"<td style='padding:2px 8px;vertical-align:top'>{c}</td>"
                                              for c in cells) + "</tr>")
         return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -22,7 +22,7 @@ import ipywidgets as W
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.tables import tasks_summary
 
-__all__ = ["StatusBoard", "state_html"]
+__all__ = ["StatusBoard", "state_html", "waiting_note"]
 
 _COLORS = {"RUNNING": "#2e7d32", "PAUSED": "#f9a825", "STOPPED": "#616161", "FAILED": "#c62828",
            "UNASSIGNED": "#1565c0", "RESTARTING": "#1565c0"}
@@ -32,6 +32,14 @@ def state_html(state: str) -> str:
     """A connector or task state in its colour (RUNNING green, FAILED red, ...)."""
     color = _COLORS.get(state, "#000")
     return f'<span style="color:{color};font-weight:bold">{html.escape(state)}</span>'
+
+
+def waiting_note(rt: Any, name: str, task: int | None) -> str | None:
+    """Why a task of a runtime in this kernel has not started, if it waits (``executor="spark"``: "waiting for
+    a free Spark core ..."); None otherwise, and for remote runtimes."""
+    herder = getattr(rt, "herder", None)
+    handle = herder.task_handle(name, task) if herder is not None and task is not None else None
+    return handle.waiting() if handle is not None else None
 
 
 class StatusBoard(W.VBox):
@@ -74,7 +82,8 @@ class StatusBoard(W.VBox):
         for name, st in self.statuses.items():
             entries = [("connector", st.get("connector", {}))] + [(str(t.get("id")), t) for t in st.get("tasks", [])]
             for i, (ident, s) in enumerate(entries):
-                trace = (s.get("trace") or "").strip().splitlines()
+                note = None if i == 0 or s.get("trace") else waiting_note(self.rt, name, s.get("id"))
+                trace = (s.get("trace") or note or "").strip().splitlines()
                 cells = [html.escape(name) if i == 0 else "", html.escape(st.get("type", "")) if i == 0 else "",
                          html.escape(ident), state_html(s.get("state", "")), html.escape(s.get("worker_id", "")),
                          html.escape(trace[0][:200]) if trace else ""]
