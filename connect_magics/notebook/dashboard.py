@@ -30,7 +30,7 @@ from confluent_kafka.admin import OffsetSpec
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.tables import task_metrics_frame, tasks_summary
-from connect_magics.notebook.widgets import state_html, waiting_note
+from connect_magics.notebook.widgets import state_html, with_waiting_tasks
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class LiveDashboard(W.VBox):
         views = {}
         for name in sorted(self.rt.connectors()):
             try:
-                status = self.rt.connector_status(name)
+                status = with_waiting_tasks(self.rt, name, self.rt.connector_status(name))
             except ConnectRestError:  # deleted meanwhile, or no status yet
                 continue
             view = ConnectorView(status)
@@ -200,8 +200,7 @@ class LiveDashboard(W.VBox):
                 cells = [escape(name) if first else "", escape(ident), state_html(s.get("state", "")),
                          escape(s.get("version", "")), escape(", ".join(view.topics)) if first else "",
                          "" if not first or view.lag is None else str(view.lag),
-                         f"{view.rate:.1f}" if first else "",
-                         self._trace(s.get("trace") or (None if first else waiting_note(self.rt, name, s.get("id"))))]
+                         f"{view.rate:.1f}" if first else "", self._trace(s.get("trace"))]
                 rows.append("<tr>" + "".join(f"<td style='padding:2px 8px;vertical-align:top'>{c}</td>"
                                              for c in cells) + "</tr>")
         return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -22,7 +22,7 @@ import ipywidgets as W
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.tables import tasks_summary
 
-__all__ = ["StatusBoard", "state_html", "waiting_note"]
+__all__ = ["StatusBoard", "state_html", "with_waiting_tasks"]
 
 _COLORS = {"RUNNING": "#2e7d32", "PAUSED": "#f9a825", "STOPPED": "#616161", "FAILED": "#c62828",
            "UNASSIGNED": "#1565c0", "RESTARTING": "#1565c0"}
@@ -34,12 +34,20 @@ def state_html(state: str) -> str:
     return f'<span style="color:{color};font-weight:bold">{html.escape(state)}</span>'
 
 
-def waiting_note(rt: Any, name: str, task: int | None) -> str | None:
-    """Why a task of a runtime in this kernel has not started, if it waits (``executor="spark"``: "waiting for
-    a free Spark core ..."); None otherwise, and for remote runtimes."""
+def with_waiting_tasks(rt: Any, name: str, status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` (a connector's status JSON) with what its waiting tasks wait for as their trace, e.g. "waiting
+    for a free Spark core ..." (``executor="spark"``); a waiting task with no status yet is listed as
+    UNASSIGNED. Only for a runtime in this kernel; other statuses are returned as they are."""
     herder = getattr(rt, "herder", None)
-    handle = herder.task_handle(name, task) if herder is not None and task is not None else None
-    return handle.waiting() if handle is not None else None
+    if herder is None:
+        return status
+    tasks = {t.get("id"): t for t in status.get("tasks", [])}
+    for index in range(len(herder.configs.task_configs(name) or [])):
+        handle = herder.task_handle(name, index)
+        note = handle.waiting() if handle is not None else None
+        if note is not None and not tasks.get(index, {}).get("trace"):
+            tasks[index] = {"id": index, "state": "UNASSIGNED", "worker_id": "", **tasks.get(index, {}), "trace": note}
+    return {**status, "tasks": [tasks[i] for i in sorted(tasks)]}
 
 
 class StatusBoard(W.VBox):
@@ -65,7 +73,7 @@ class StatusBoard(W.VBox):
         statuses: dict[str, dict[str, Any]] = {}
         for name in sorted(self.rt.connectors()):
             try:
-                statuses[name] = self.rt.connector_status(name)
+                statuses[name] = with_waiting_tasks(self.rt, name, self.rt.connector_status(name))
             except ConnectRestError as e:  # deleted meanwhile, or no status yet
                 statuses[name] = {"name": name, "connector": {"state": "UNKNOWN", "trace": e.message},
                                   "tasks": [], "type": ""}
@@ -82,8 +90,7 @@ class StatusBoard(W.VBox):
         for name, st in self.statuses.items():
             entries = [("connector", st.get("connector", {}))] + [(str(t.get("id")), t) for t in st.get("tasks", [])]
             for i, (ident, s) in enumerate(entries):
-                note = None if i == 0 or s.get("trace") else waiting_note(self.rt, name, s.get("id"))
-                trace = (s.get("trace") or note or "").strip().splitlines()
+                trace = (s.get("trace") or "").strip().splitlines()
                 cells = [html.escape(name) if i == 0 else "", html.escape(st.get("type", "")) if i == 0 else "",
                          html.escape(ident), state_html(s.get("state", "")), html.escape(s.get("worker_id", "")),
                          html.escape(trace[0][:200]) if trace else ""]
