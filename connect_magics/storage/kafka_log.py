@@ -7,19 +7,70 @@ handed over. Writes are asynchronous; :meth:`KafkaLog.send` takes a completion c
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
+if TYPE_CHECKING:
+    from connect_magics.storage.fence import ProducerFence
+
 log = logging.getLogger(__name__)
 
+Records = list[tuple[bytes | str | None, bytes | None]]
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 DoneCallback = Callable[[BaseException | None], None]
+
+
+class BadRecord(ValueError):
+    """A record of an internal topic that cannot be applied (its key or value is not what the key's kind
+    needs): the reader skips it with one warning naming the topic, its position, its key and this reason.
+
+    >>> try:
+    ...     json_value(b"{oops")
+    ... except BadRecord as e:
+    ...     print(e)
+    the value is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))
+    """
+
+
+def json_value(value: bytes | None) -> Any:
+    """A record value decoded from JSON (None for a tombstone); BadRecord if it is not JSON."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError as e:
+        raise BadRecord(f"the value is not JSON ({e})") from None
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean"}
+
+
+def json_object(value: bytes | None, shape: str) -> dict[str, Any] | None:
+    """A record value that must be a JSON object (None for a tombstone); BadRecord naming ``shape``, the
+    value the key's kind needs, if it is not one."""
+    data = json_value(value)
+    if data is not None and not isinstance(data, dict):
+        raise BadRecord(f"the value must be {shape}, not {_JSON_TYPES.get(type(data), 'null')}")
+    return data
+
+
+def text_key(key: bytes) -> str:
+    """A record key as text; BadRecord if it is not UTF-8."""
+    try:
+        return key.decode()
+    except UnicodeDecodeError:
+        raise BadRecord("the key is not UTF-8 text") from None
 
 
 def client_logger(name: str) -> logging.Logger:
@@ -71,11 +122,18 @@ _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILAB
 
 
 class KafkaLog:
-    """One topic: a reader thread from offset 0 of every partition, and an idempotent producer."""
+    """One topic: a reader thread from offset 0 of every partition, and an idempotent producer.
+
+    With a ``fence`` (:class:`~connect_magics.storage.fence.ProducerFence`), every write is a transaction of
+    the fence's producer, made in order on a writer thread, and refused once a newer holder claimed the
+    fence; readers skip aborted transactions (librdkafka reads ``read_committed``).
+    """
 
     def __init__(self, topic: str, client_config: Mapping[str, str], on_record: RecordCallback,
-                 producer_config: Mapping[str, str] | None = None) -> None:
+                 producer_config: Mapping[str, str] | None = None, fence: ProducerFence | None = None) -> None:
         self.topic = topic
+        self.fence = fence
+        self._fenced_writer = ThreadPoolExecutor(1, thread_name_prefix=f"fenced-{topic}") if fence else None
         self._on_record = on_record
         base = {k: v for k, v in client_config.items()}
         # murmur2, as Java's producers: a key goes to the partition a Kafka Connect worker writes it to, so
@@ -92,6 +150,7 @@ class KafkaLog:
         self._meta = Consumer({**base, "group.id": f"connect-magics-meta-{uuid.uuid4().hex}",
                                "enable.auto.commit": False, "logger": client_logger("consumer")})
         self._positions: dict[int, int] = {}
+        self._committed_ends: dict[int, int] = {}  # after this log's own transactions
         self._cond = threading.Condition()
         self._stopping = False
         self._error: BaseException | None = None
@@ -127,6 +186,9 @@ class KafkaLog:
                     continue
                 try:
                     self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                except BadRecord as e:
+                    log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic, m.partition(),
+                                m.offset(), m.key(), e)
                 except Exception:  # noqa: BLE001 - a bad record must never stop the reader
                     log.exception("Skipping a record of %s at %s/%s that could not be processed",
                                   self.topic, m.partition(), m.offset())
@@ -172,6 +234,8 @@ class KafkaLog:
         deadline = time.monotonic() + timeout
         ends = self.end_offsets(timeout)
         with self._cond:
+            for partition, end in self._committed_ends.items():
+                ends[partition] = max(ends.get(partition, 0), end)
             while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -185,6 +249,9 @@ class KafkaLog:
             if callback is not None:
                 callback(None if err is None else KafkaException(err))
 
+        if self.fence is not None:
+            self._write_fenced([(key, value)], callback)
+            return
         kwargs = {} if partition is None else {"partition": partition}
         while True:
             try:
@@ -194,7 +261,7 @@ class KafkaLog:
                 self._producer.poll(0.05)
         self._producer.poll(0)
 
-    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback,
+    def send_all(self, records: Records, callback: DoneCallback,
                  producer: Producer | None = None) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
         runs once, after the broker answered for the last one. ``producer`` replaces the log's own (a
@@ -202,6 +269,9 @@ class KafkaLog:
         if not records:
             callback(None)
             return 0
+        if self.fence is not None and producer is None:
+            self._write_fenced(records, callback)
+            return len(records)
         pending = [len(records)]
         first_error: list[BaseException | None] = [None]
         lock = threading.Lock()
@@ -227,16 +297,69 @@ class KafkaLog:
         poll(0)
         return len(records)
 
+    def _write_fenced(self, records: Records, callback: DoneCallback | None) -> Future:
+        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes); a
+        failed one is written again until it succeeds, the fence is lost or the log stops."""
+        from connect_magics.storage.fence import FencedError  # (fence.py builds on this module)
+
+        fence, topic = self.fence, self.topic
+
+        def transaction() -> None:
+            error = None
+            written: dict[int, int] = {}
+
+            def delivered(err: KafkaError | None, msg: object) -> None:
+                if err is None:
+                    written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
+            while True:
+                try:
+                    with fence.transaction() as producer:
+                        for key, value in records:
+                            producer.produce(topic, value, key, on_delivery=delivered)
+                    # The markers follow the commit: until then a read_committed reader's end (the last
+                    # stable offset) is short of these records, so reading to the end waits for them.
+                    with self._cond:
+                        for partition, end in written.items():
+                            self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+                    break
+                except FencedError as e:
+                    error = e
+                    break
+                except Exception as e:  # noqa: BLE001 - aborted: written again, in order, unless stopping
+                    if self._stopping:
+                        error = e
+                        break
+                    log.warning("Writing to %s failed, writing again: %s", topic, e)
+                    with self._cond:
+                        self._cond.wait(1.0)
+            if callback is not None:
+                callback(error)
+            if error is not None:
+                raise error
+        return self._fenced_writer.submit(transaction)
+
     def poll(self, timeout: float = 0) -> None:
         """Serve delivery callbacks."""
         self._producer.poll(timeout)
 
     def flush(self, timeout: float = 30.0) -> int:
         """Wait for every write; return how many are still outstanding."""
+        if self._fenced_writer is not None and not self._stopping:
+            done = self._fenced_writer.submit(lambda: None)
+            try:
+                done.result(timeout)
+            except FutureTimeoutError:
+                return 1
         return self._producer.flush(timeout)
 
-    def write(self, records: list[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> None:
+    def write(self, records: Records, timeout: float = 30.0) -> None:
         """Write records and wait for the broker's acknowledgement; raise on any failure."""
+        if self.fence is not None:
+            try:
+                self._write_fenced(records, None).result(timeout)
+            except FutureTimeoutError:
+                raise TimeoutError(f"Timed out writing to {self.topic}") from None
+            return
         errors: list[BaseException] = []
         for key, value in records:
             self.send(key, value, callback=lambda e: errors.append(e) if e else None)
@@ -250,7 +373,9 @@ class KafkaLog:
         return list(self._partitions)
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._producer.flush(timeout)
+        self.flush(timeout)
+        if self._fenced_writer is not None:
+            self._fenced_writer.shutdown(wait=False)
         self._stopping = True
         if self._thread is not None:
             self._thread.join(timeout)

@@ -15,7 +15,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import KafkaLog, json_object
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class OffsetStore:
         if not isinstance(partition, dict):
             log.warning("Ignoring offsets record of %s whose partition is not a map: %r", connector, partition)
             return
-        self._store(connector, partition, freeze(partition), None if value is None else json.loads(value), key,
+        self._store(connector, partition, freeze(partition), json_object(value, "an offset object"), key,
                     value is None)
 
     def _store(self, connector: str, partition: Partition, frozen: Any, offset: Offset, key: bytes,

@@ -106,6 +106,10 @@ class SubmittedRecords:
         if not batch.unacked and batch._on_done is not None:
             batch._on_done(batch)
 
+    def has_committable(self) -> bool:
+        """True if some batch is fully acknowledged (so :meth:`committable` may give offsets)."""
+        return any(b.closed and not b.unacked for b in self._batches)
+
     def committable(self) -> list[tuple[dict, dict | None]]:
         """Take each partition's committable offset; return (partition, latest offset) pairs."""
         latest: dict[Any, SourceRecord] = {}
@@ -170,9 +174,6 @@ class SourceTaskRunner(TaskRunner):
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
     def initialize(self) -> None:
-        if self.fence is not None:  # offsets committed by the instance this one just fenced
-            for store in self.offset_stores:
-                store.read_to_end()
         self._producer = Producer({**self.producer_config, "logger": client_logger("producer")})
         self.task.initialize(SourceTaskContext(self.task_config,
                                                StoreOffsetReader(self.id.connector, self.offset_stores)))
@@ -182,22 +183,31 @@ class SourceTaskRunner(TaskRunner):
             self._maybe_commit()
             return
         self._check_send_error()
-        if self._retry is not None:
-            records, self._retry = self._retry, None
-        else:
-            started = time.perf_counter()
-            try:
-                records = self.task.poll()
-            except RetriableException:
-                log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
-                records = None
-            if records is not None:
-                self.task_metrics.poll_times.record(time.perf_counter() - started)
-                self.task_metrics.polled.record(len(records))
+        records = self._poll_records()
         if records:
-            self._send(records)
+            self._dispatch(records)
         self._producer.poll(0)
         self._maybe_commit()
+
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        """Send a ``poll()`` batch (exactly-once tasks also end transactions here)."""
+        self._send(records)
+
+    def _poll_records(self) -> list[SourceRecord] | None:
+        """The records to send now: those a retriable failure left over, else the task's next ``poll()``."""
+        if self._retry is not None:
+            records, self._retry = self._retry, None
+            return records
+        started = time.perf_counter()
+        try:
+            records = self.task.poll()
+        except RetriableException:
+            log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
+            return None
+        if records is not None:
+            self.task_metrics.poll_times.record(time.perf_counter() - started)
+            self.task_metrics.polled.record(len(records))
+        return records
 
     def _send(self, records: list[SourceRecord]) -> None:
         produce, apply = self._producer.produce, self.chain.apply if self.chain.stages else None
@@ -340,6 +350,10 @@ class SourceTaskRunner(TaskRunner):
     def commit_offsets(self, wait: bool) -> bool:
         """Write the acknowledged offsets; with ``wait``, until the broker confirmed them."""
         self._last_commit = time.monotonic()
+        if self.fence is not None and not self.submitted.has_committable():
+            return True
+        if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if wait else 0):
+            return False  # the claim is still under way (the broker is away): commit later
         offsets = self.submitted.committable()
         if not offsets:
             return True
