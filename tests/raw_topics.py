@@ -19,20 +19,25 @@ def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
 
 def read_records(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[str, bytes | None]]:
     """``(key, value)`` of every record of ``topic`` up to its current end, in order within each partition."""
+    return [(key, value) for _, key, value in read_partitioned(bootstrap, topic, timeout)]
+
+
+def read_partitioned(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[int, str, bytes | None]]:
+    """``(partition, key, value)`` of every record of ``topic`` up to its current end (read_committed)."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "raw-reader", "enable.auto.commit": False})
     try:
         md = c.list_topics(topic, timeout=10).topics[topic]
         parts = [TopicPartition(topic, p, 0) for p in sorted(md.partitions)]
         ends = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
         c.assign(parts)
-        out: list[tuple[str, bytes | None]] = []
+        out: list[tuple[int, str, bytes | None]] = []
         positions = dict.fromkeys(ends, 0)
 
         def done() -> bool:
             for m in c.consume(1000, timeout=0.2):
                 if m.error():
                     continue
-                out.append((m.key().decode() if m.key() is not None else None, m.value()))
+                out.append((m.partition(), m.key().decode() if m.key() is not None else None, m.value()))
             for tp in c.position(parts):  # past transaction markers too
                 positions[tp.partition] = max(positions[tp.partition], tp.offset)
             return all(positions[p] >= end for p, end in ends.items())

@@ -30,7 +30,7 @@ from confluent_kafka.admin import OffsetSpec
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.tables import task_metrics_frame, tasks_summary
-from connect_magics.notebook.widgets import state_html
+from connect_magics.notebook.widgets import state_html, with_waiting_tasks
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class LiveDashboard(W.VBox):
         views = {}
         for name in sorted(self.rt.connectors()):
             try:
-                status = self.rt.connector_status(name)
+                status = with_waiting_tasks(self.rt, name, self.rt.connector_status(name))
             except ConnectRestError:  # deleted meanwhile, or no status yet
                 continue
             view = ConnectorView(status)

@@ -22,7 +22,7 @@ import ipywidgets as W
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.tables import tasks_summary
 
-__all__ = ["StatusBoard", "state_html"]
+__all__ = ["StatusBoard", "state_html", "with_waiting_tasks"]
 
 _COLORS = {"RUNNING": "#2e7d32", "PAUSED": "#f9a825", "STOPPED": "#616161", "FAILED": "#c62828",
            "UNASSIGNED": "#1565c0", "RESTARTING": "#1565c0"}
@@ -32,6 +32,22 @@ def state_html(state: str) -> str:
     """A connector or task state in its colour (RUNNING green, FAILED red, ...)."""
     color = _COLORS.get(state, "#000")
     return f'<span style="color:{color};font-weight:bold">{html.escape(state)}</span>'
+
+
+def with_waiting_tasks(rt: Any, name: str, status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` (a connector's status JSON) with what its waiting tasks wait for as their trace, e.g. "waiting
+    for a free Spark core ..." (``executor="spark"``); a waiting task with no status yet is listed as
+    UNASSIGNED. Only for a runtime in this kernel; other statuses are returned as they are."""
+    herder = getattr(rt, "herder", None)
+    if herder is None:
+        return status
+    tasks = {t.get("id"): t for t in status.get("tasks", [])}
+    for index in range(len(herder.configs.task_configs(name) or [])):
+        handle = herder.task_handle(name, index)
+        note = handle.waiting() if handle is not None else None
+        if note is not None and not tasks.get(index, {}).get("trace"):
+            tasks[index] = {"id": index, "state": "UNASSIGNED", "worker_id": "", **tasks.get(index, {}), "trace": note}
+    return {**status, "tasks": [tasks[i] for i in sorted(tasks)]}
 
 
 class StatusBoard(W.VBox):
@@ -57,7 +73,7 @@ class StatusBoard(W.VBox):
         statuses: dict[str, dict[str, Any]] = {}
         for name in sorted(self.rt.connectors()):
             try:
-                statuses[name] = self.rt.connector_status(name)
+                statuses[name] = with_waiting_tasks(self.rt, name, self.rt.connector_status(name))
             except ConnectRestError as e:  # deleted meanwhile, or no status yet
                 statuses[name] = {"name": name, "connector": {"state": "UNKNOWN", "trace": e.message},
                                   "tasks": [], "type": ""}

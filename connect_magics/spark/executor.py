@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from pyspark.cloudpickle import dumps as pickle_dumps
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 CONTROL_TOPIC_CONFIG = "task.control.storage.topic"
 RETRY_BACKOFF_S = (1.0, 30.0)  # first and longest wait before a failed Spark job runs again
 _STATE_NAMES = {TargetState.STARTED: "STARTED", TargetState.PAUSED: "PAUSED"}
+CORE_WAIT_S = 20.0  # a job not started after this long is reported as waiting for a core when cores are unknown
 
 
 class SparkExecutor(Executor):
@@ -49,6 +51,14 @@ class SparkExecutor(Executor):
         self.plugins = plugins
         self.control_topic = worker_config[CONTROL_TOPIC_CONFIG]  # created by the runtime
         self.control = TaskControlStore(self.control_topic, worker_config.client_config()).start()
+        self.handles: set[SparkTaskHandle] = set()  # whose Spark job is submitted and not ended
+
+    def cores(self) -> int | None:
+        """The session's task slots (classic sessions; None on Spark Connect, which does not tell)."""
+        try:
+            return int(self.spark.sparkContext.defaultParallelism)
+        except Exception:  # noqa: BLE001 - Spark Connect has no sparkContext
+            return None
 
     def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
         runner.chain.close()  # built here to check that its plugins load; it runs on an executor
@@ -85,6 +95,7 @@ class SparkTaskHandle(TaskHandle):
         self._stopping = False
         self.result: dict[str, Any] | None = None
         self.runs = 0  # Spark jobs started for this handle (one more after every failed job)
+        self._submitted: float | None = None  # when the current job was submitted (monotonic), None if none
         self._new_generation()
         self._thread = threading.Thread(target=self._run, name=f"spark-task-{spec.task_id}", daemon=True)
         self._thread.start()
@@ -111,6 +122,11 @@ class SparkTaskHandle(TaskHandle):
             payload, tag = self._executor.payload(self._spec), self.tag
             self.runs += 1
             spark.addTag(tag)
+            self._submitted = time.monotonic()
+            self._executor.handles.add(self)
+            check = threading.Timer(CORE_WAIT_S, self._warn_if_waiting)
+            check.daemon = True
+            check.start()
             try:
                 rows = spark.range(1, numPartitions=1).mapInPandas(_job(payload), RESULT_SCHEMA).collect()
                 self.result = rows[0].asDict() if rows else None
@@ -122,6 +138,9 @@ class SparkTaskHandle(TaskHandle):
                 log.warning("The Spark job of task %s (generation %s) failed; running it again from the "
                             "committed offsets in %.0f s: %s", self.id, self.generation, backoff, _first_line(e))
             finally:
+                check.cancel()
+                self._executor.handles.discard(self)
+                self._submitted = None
                 spark.removeTag(tag)
             with self._cond:
                 self._cond.wait(backoff)
@@ -129,7 +148,30 @@ class SparkTaskHandle(TaskHandle):
             if not self._stopping:
                 self._new_generation()  # fences whatever is left of the failed instance
 
+    def _warn_if_waiting(self) -> None:
+        reason = self.waiting()
+        if reason is not None:
+            log.warning("Task %s has not started: %s (docs/spark.md)", self.id, reason)
+
     # -- TaskHandle -------------------------------------------------------------------------------
+    def waiting(self) -> str | None:
+        """"waiting for a free Spark core ..." while the task's job is submitted but the task has not started
+        (every core held by running tasks, or, when the session does not tell its cores, for CORE_WAIT_S)."""
+        submitted = self._submitted
+        if submitted is None or self.published() is not None:
+            return None
+        cores = self._executor.cores()
+        if cores is not None:
+            holding = sum(1 for h in list(self._executor.handles) if h is not self and h.published() is not None)
+            if holding >= cores:
+                return (f"waiting for a free Spark core: {holding} running tasks hold all {cores} of the "
+                        "session's task slots")
+            return None
+        waited = time.monotonic() - submitted
+        if waited >= CORE_WAIT_S:
+            return f"waiting for a free Spark core: its Spark job has not started for {waited:.0f} s"
+        return None
+
     def transition_to(self, state: TargetState) -> None:
         self._state = _STATE_NAMES.get(state, "STARTED")
         self._executor.control.put_control(self.id.connector, self.id.task, self.generation, self._state)

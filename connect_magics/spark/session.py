@@ -64,6 +64,9 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j2_config()}")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    if os.environ["PYSPARK_PYTHON"] == sys.executable:  # a Python that has connect_magics
+        # Python workers fork from a daemon that loaded pandas, pyarrow and connect_magics once
+        builder = builder.config("spark.python.daemon.module", "connect_magics.spark.worker_daemon")
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
     for key, value in confs.items():

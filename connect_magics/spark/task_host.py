@@ -14,6 +14,8 @@ import os
 import socket
 import sys
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +62,6 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
     wc = WorkerConfig(hosted.bootstrap_servers, hosted.group_id, hosted.worker_props)
     wid = worker_id()
     result = {"connector": tid.connector, "task": tid.task, "generation": spec.generation, "worker_id": wid}
-    plugins = Plugins(plugin_path=wc.get("plugin.path"))
-    for cls, names, location, version, isolated in hosted.registrations:
-        plugins.register(cls, names, location, version, isolated)
     status = StatusStore(wc["status.storage.topic"], wc.client_config(), wid, wc.retry_policy,
                          wc.int("status.storage.request.timeout.ms"))
     stores: list[OffsetStore] = []
@@ -78,16 +77,25 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
             runner[0].transition_to(TargetState.PAUSED if control["state"] == "PAUSED" else TargetState.STARTED)
 
     control = TaskControlStore(hosted.control_topic, wc.client_config(), follow)
+    if spec.connector_type == "source":
+        stores.append(OffsetStore(wc["offset.storage.topic"], wc.client_config()))
     try:
-        status.start()
-        if spec.connector_type == "source":
-            stores.append(OffsetStore(wc["offset.storage.topic"], wc.client_config()))
-            stores[0].start()
-            own = connector_store_spec(spec.connector_config, wc)
-            if own is not None:
-                stores.append(start_connector_store(own, wc))
+        own = connector_store_spec(spec.connector_config, wc) if stores else None
+        # The topics are read at the same time, while the plugins load (a start is mostly waiting for the
+        # broker). The control topic's history is only followed once the runner exists; the check below
+        # reads its newest state.
+        starts: list[Callable[[], Any]] = [status.start, control.start, *(store.start for store in stores)]
+        if own is not None:
+            starts.append(lambda: start_connector_store(own, wc))
+        with ThreadPoolExecutor(len(starts), thread_name_prefix="task-start") as pool:
+            futures = [pool.submit(start) for start in starts]
+            plugins = Plugins(plugin_path=wc.get("plugin.path"))
+            for cls, names, location, version, isolated in hosted.registrations:
+                plugins.register(cls, names, location, version, isolated)
+        started = [future.result() for future in futures]  # raises the first failure
+        if own is not None:
+            stores.append(started[-1])
         built, _ = build_runner(spec, TaskServices(plugins, wc, status), stores)
-        control.start()  # the history; only what follows is followed
         runner.append(built)
         current = control.control(tid.connector, tid.task)
         if current is None or current["generation"] != spec.generation or current["state"] == "STOPPED":

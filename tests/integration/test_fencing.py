@@ -4,10 +4,12 @@ instance whose generation was superseded before it started runs nothing."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from confluent_kafka import Producer
 from helpers import wait_until
-from raw_topics import create_topics, read_records
+from raw_topics import create_topics, read_partitioned, read_records
 
 from connect_magics import ConnectRuntime
 from connect_magics.runtime.worker.executor import ThreadExecutor
@@ -52,6 +54,28 @@ def test_an_old_source_instance_commits_nothing_after_its_successor_started(boot
         assert status["state"] == "RUNNING"  # the fenced instance leaves the status to its successor
         rt.herder.offsets.read_to_end()
         assert len(read_records(bootstrap, offsets_topic)) == committed  # nothing more from the old one
+
+
+def test_offsets_committed_through_a_fence_share_their_partition_with_altered_ones(bootstrap, unique,
+                                                                                  tmp_path) -> None:
+    """A fenced source task's offsets and KIP-875's go to the same partition of the offsets topic (murmur2, as
+    Java's producers), so the newest is the one read: a rewind after a stop is what the task resumes from."""
+    topic, group, src = f"rewind-{unique}", f"g-{unique}", tmp_path / "in.txt"
+    create_topics(bootstrap, topic)
+    src.write_text("".join(f"a{i}\n" for i in range(10)))  # 30 bytes
+    with ConnectRuntime(bootstrap, group, FAST, executor=ThreadExecutor(fence_tasks=True)) as rt:
+        rt.create_connector("src", {"connector.class": "FileStreamSource", "file": str(src), "topic": topic,
+                                    "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+        wait_until(lambda: rt.get_offsets("src")["offsets"] == [
+            {"partition": {"filename": str(src)}, "offset": {"position": 30}}], 60, message="the task's commit")
+        rt.stop_connector("src")
+        rt.alter_offsets("src", {"offsets": [{"partition": {"filename": str(src)}, "offset": {"position": 12}}]})
+        key = json.dumps(["src", {"filename": str(src)}], separators=(",", ":"))
+        partitions = {p for p, k, _ in read_partitioned(bootstrap, f"{group}-offsets") if k == key}
+        assert len(partitions) == 1, f"the offsets of one source partition are in partitions {partitions}"
+        rt.resume_connector("src")  # a4..a9 again (a0..a3 are the 12 bytes kept)
+        wait_until(lambda: len(read_records(bootstrap, topic)) == 16, 60, message="the records after the rewind")
+        assert [v for _, v in read_records(bootstrap, topic)][10:] == [f"a{i}".encode() for i in range(4, 10)]
 
 
 def test_an_old_sink_instance_commits_no_group_offsets_after_its_successor_started(bootstrap, unique) -> None:

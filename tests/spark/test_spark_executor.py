@@ -18,6 +18,7 @@ from helpers import wait_until
 from raw_topics import create_topics, read_records
 
 from connect_magics import ConnectRuntime
+from connect_magics.notebook.widgets import StatusBoard
 
 pytestmark = pytest.mark.slow
 
@@ -110,15 +111,13 @@ def test_lifecycle_offsets_and_topics(make_runtime, bootstrap, unique, tmp_path,
     assert rt.alter_offsets("src", rewound) == {"message": "The offsets for this connector have been altered "
                                                            "successfully"}
     rt.resume_connector("src")
-    if executor == "threads":  # KNOWN FLAKY on spark (see the closing note): the rewind is not always re-read
-        wait_until(lambda: len(lines(out)) == 20, 240, message="b0..b4 again after the rewind")
-        assert lines(out)[15:] == [f"b{i}" for i in range(5)]
+    wait_until(lambda: len(lines(out)) == 20, 240, message="b0..b4 again after the rewind")
+    assert lines(out)[15:] == [f"b{i}" for i in range(5)]
     # sink offsets (its consumer group) after a stop, then reset
     rt.stop_connector(sink)
     wait_until(lambda: states(rt, sink) == ("STOPPED", []), 240, message="sink STOPPED")
     assert rt.get_offsets(sink)["offsets"] == [
-        {"partition": {"kafka_topic": topic, "kafka_partition": 0},
-         "offset": {"kafka_offset": 20 if executor == "threads" else 15}}] or executor == "spark"
+        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}]
     assert rt.reset_offsets(sink)["message"] == "The offsets for this connector have been reset successfully"
     rt.delete_connector(sink)
     assert sink not in rt.connectors()
@@ -199,6 +198,22 @@ def test_two_tasks_of_a_connector_run_at_once_on_local_2(bootstrap, unique, spar
         before = [rt.metrics()[group.format(i)].get("source-record-poll-total", 0) for i in range(2)]
         wait_until(lambda: all(rt.metrics()[group.format(i)].get("source-record-poll-total", 0) > before[i]
                                for i in range(2)), 240, message="both tasks producing at the same time")
+
+
+def test_a_task_without_a_free_spark_core_says_it_waits_for_one(bootstrap, unique, spark) -> None:
+    topic = f"wait-{unique}"
+    create_topics(bootstrap, topic, partitions=3)
+    with ConnectRuntime(bootstrap, f"g-{unique}", FAST, spark=spark, executor="spark") as rt:
+        assert spark.sparkContext.defaultParallelism == 2  # the session's local[2]: the third task waits
+        rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "tasks.max": "3",
+                                    "rate": "50"})
+        wait_until(lambda: sorted(t["state"] for t in rt.connector_status("gen")["tasks"])[-2:] == ["RUNNING"] * 2,
+                   240, message="two tasks RUNNING")
+        handles = [rt.herder.task_handle("gen", i) for i in range(3)]
+        waiting = wait_until(lambda: [h.waiting() for h in handles if h.waiting()], 60, message="a waiting task")
+        assert waiting == ["waiting for a free Spark core: 2 running tasks hold all 2 of the session's task slots"]
+        assert "waiting for a free Spark core" in StatusBoard(rt).table.value
+        rt.delete_connector("gen")  # the waiting job is cancelled with it
 
 
 def test_a_spark_connect_session_runs_connectors_on_the_spark_executor(bootstrap, unique, tmp_path) -> None:

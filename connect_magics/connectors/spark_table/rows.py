@@ -82,7 +82,7 @@ class TableRows:
             extra[timestamp] = pa.array([r.timestamp for r in records], pa.int64()) \
                 .cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
         if self.key_column:
-            extra[self.key_column] = _infer([plain_value(r.key) for r in records], self.key_column)
+            extra[self.key_column] = _infer([r.key for r in records], self.key_column)
         if self.headers_column:
             extra[self.headers_column] = pa.array(
                 [[*{h.key: _header_text(h.value) for h in r.headers}.items()] if r.has_headers() else None
@@ -139,12 +139,12 @@ def _value_columns(values: list[Any]) -> dict[str, pa.Array]:
             return parts[0]
         merged = pa.concat_tables([pa.table(p) for p in parts], promote_options="permissive")
         return dict(zip(merged.column_names, (c.combine_chunks() for c in merged.columns), strict=True))
-    if values and all(isinstance(v, Mapping) for v in values):
-        rows = pa.array([plain_value(v) for v in values])
+    if values and all(type(v) is dict or isinstance(v, Mapping) for v in values):
+        rows = _plain_array(values)
         if not pa.types.is_struct(rows.type):
             raise DataException(f"Map values must have string keys to become columns; got {rows.type}")
         return {field.name: rows.field(i) for i, field in enumerate(rows.type)}
-    return {VALUE_COLUMN: _infer([plain_value(v) for v in values], VALUE_COLUMN)}
+    return {VALUE_COLUMN: _infer(values, VALUE_COLUMN)}
 
 
 def _struct_columns(structs: list[Struct]) -> dict[str, pa.Array]:
@@ -164,9 +164,33 @@ def _struct_columns(structs: list[Struct]) -> dict[str, pa.Array]:
 
 def _infer(values: list[Any], name: str) -> pa.Array:
     try:
-        return pa.array(values)
+        return _plain_array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise DataException(f"The values of column '{name}' have no common Arrow type: {e}") from e
+
+
+def _plain_array(values: list[Any]) -> pa.Array:
+    """``pa.array`` of the :func:`plain_value` of each value. Arrow converts plain JSON-like values by itself
+    (five times faster than copying each first); only decimals and Structs need the copy."""
+    try:
+        array = pa.array(values)
+        if not _has_decimal(array.type):
+            return array
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    return pa.array([plain_value(v) for v in values])
+
+
+def _has_decimal(t: pa.DataType) -> bool:
+    if pa.types.is_decimal(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_decimal(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_decimal(t.key_type) or _has_decimal(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_decimal(t.value_type)
+    return False
 
 
 def _header_text(value: Any) -> str | None:

@@ -41,6 +41,10 @@ class TaskHandle(ABC):
     def error_metrics(self) -> dict[str, Any]:
         """The task's ``task-error-metrics``."""
 
+    def waiting(self) -> str | None:
+        """Why the task has not started yet when it waits for a resource (a free Spark core), else None."""
+        return None
+
 
 class Executor(ABC):
     """Runs task instances somewhere and hands back handles to control them."""

@@ -53,7 +53,10 @@ class TaskFence(ProducerFence):
         """``producer_config``: the task's own producer settings, for a fence that also writes its records
         (exactly-once sources); otherwise only the connection settings of ``client_config`` are used."""
         config = {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
-        super().__init__(transactional_id(group_id, task_id), {**config, **(producer_config or {})},
+        # murmur2, as every other writer of the offsets topic (and Java's producers): a key's records must
+        # all land in one partition, or a reader could take an older offset as the newest.
+        super().__init__(transactional_id(group_id, task_id),
+                         {"partitioner": "murmur2_random", **config, **(producer_config or {})},
                          timeout, what=f"Task {task_id}")
         self.task_id = task_id
 
