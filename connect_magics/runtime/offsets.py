@@ -135,13 +135,16 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
 def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
     """``PATCH /connectors/{name}/offsets``: change the given partitions only (a null offset resets one)."""
     with _gc_paused():
-        entries = _parse_request(body)
+        plain = _plain_entries(body)
+        entries = _parse_request(body) if plain is None else [(p, o) for _, p, o in plain]
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
         herder.fence_zombies(name)
         if desc.type == "sink":
             return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
-        return _alter_source(herder, name, config, desc, _normalized_source_offsets(entries))
+        offsets = (_normalized_source_offsets(entries) if plain is None
+                   else {key: (p, o) for key, p, o in plain})  # later entries for a partition win
+        return _alter_source(herder, name, config, desc, offsets)
 
 
 def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
@@ -187,6 +190,44 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "array"
     return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+_PLAIN_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _plain_entries(body: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any] | None]] | None:
+    """``(partition_key, partition, offset)`` of every entry of an alter request in the common case, checked
+    in one pass: a ``{"offsets": [...]}`` dict whose entries are dicts with a ``partition`` dict and an
+    ``offset`` dict or null, all of string keys and string, integer, boolean or null values (nothing to
+    normalize). None for anything else: :func:`_parse_request` and the normalization then give the exact
+    error or result. What passes here passes those unchanged."""
+    if type(body) is not dict or len(body) != 1:
+        return None
+    offsets = body.get("offsets")
+    if type(offsets) is not list or not offsets:
+        return None
+    plain = _PLAIN_TYPES
+    out = []
+    append = out.append
+    for entry in offsets:
+        if type(entry) is not dict:
+            return None
+        partition = entry.get("partition")
+        offset = entry.get("offset")
+        size = len(entry)
+        if type(partition) is not dict or not (size == 1 or (size == 2 and "offset" in entry)):
+            return None
+        for key, value in partition.items():
+            if type(key) is not str or type(value) not in plain:
+                return None
+        if offset is not None:
+            if type(offset) is not dict:
+                return None
+            for key, value in offset.items():
+                if type(key) is not str or type(value) not in plain:
+                    return None
+        append((tuple(sorted(partition.items())), partition, offset))  # partition_key() of a flat map
+    return out
 
 
 def _parse_request(body: Any) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
@@ -442,21 +483,22 @@ def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: Plugi
         stores = _read_stores(herder, name)
         known = _merged(stores, name)
         if offsets is None:
-            pairs = [(partition, None) for partition, _ in known.values()]
+            keys, pairs = list(known), [(partition, None) for partition, _ in known.values()]
             hook_offsets: dict[Any, Any] = dict.fromkeys(known)
         else:
-            pairs = list(offsets.values())
+            keys, pairs = list(offsets), list(offsets.values())
             hook_offsets = {key: o for key, (_, o) in offsets.items()}
         hook_result = _call_hook(name, desc, config, hook_offsets)
         if pairs:
-            _write(stores, name, pairs)
+            _write(stores, name, pairs, keys)
         return {"message": success_message(hook_result, reset)}
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for source connector {name}") from e
 
 
-def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]]) -> None:
-    """Write through the connector's stores, wait for the acknowledgement and read the stores back to their end."""
+def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]], keys: list[Any]) -> None:
+    """Write through the connector's stores (``keys``: the partitions' :func:`partition_key`, in the same order)
+    as one bulk write, wait for the acknowledgement and read the stores back to their end."""
     done = threading.Event()
     errors: list[BaseException] = []
 
@@ -465,7 +507,7 @@ def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict 
             errors.append(err)
         done.set()
 
-    write_offsets(stores, name, offsets, written, REQUEST_TIMEOUT_S)
+    write_offsets(stores, name, offsets, written, REQUEST_TIMEOUT_S, keys=keys, bulk=True)
     if not done.wait(REQUEST_TIMEOUT_S):
         raise ConnectRestError(f"Timed out while attempting to modify offsets for source connector {name}")
     if errors:

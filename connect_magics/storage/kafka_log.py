@@ -13,13 +13,28 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 log = logging.getLogger(__name__)
 
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
+BatchCallback = Callable[[list[Message]], None]
 DoneCallback = Callable[[BaseException | None], None]
+
+# A bulk write (thousands of records at once, e.g. altering or resetting the offsets of many partitions):
+# large batches, and delivery reports only for failures, so that Python is called once per failed record
+# instead of once per record.
+BULK_PRODUCER = {"linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
+                 "delivery.report.only.error": True}
 
 
 def client_logger(name: str) -> logging.Logger:
@@ -74,15 +89,22 @@ class KafkaLog:
     """One topic: a reader thread from offset 0 of every partition, and an idempotent producer."""
 
     def __init__(self, topic: str, client_config: Mapping[str, str], on_record: RecordCallback,
-                 producer_config: Mapping[str, str] | None = None) -> None:
+                 producer_config: Mapping[str, str] | None = None, on_batch: BatchCallback | None = None) -> None:
+        """``on_record(key, value, partition, offset)`` gets every record read; ``on_batch`` (instead of it,
+        when given) every consumed batch at once, as the consumer's messages, without the failed ones."""
         self.topic = topic
         self._on_record = on_record
+        self._on_batch = on_batch
         base = {k: v for k, v in client_config.items()}
         # murmur2, as Java's producers: a key goes to the partition a Kafka Connect worker writes it to, so
         # that the newest record of every key is in one partition whichever worker wrote it.
-        self._producer = Producer({**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
-                                   "partitioner": "murmur2_random", **(producer_config or {}),
-                                   "logger": client_logger("producer")})
+        self._producer_config = {**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
+                                 "partitioner": "murmur2_random", **(producer_config or {}),
+                                 "logger": client_logger("producer")}
+        self._producer = Producer(self._producer_config)
+        self._bulk: Producer | None = None
+        self._bulk_lock = threading.Lock()
+        self._bulk_errors: list[BaseException] = []
         self._consumer = Consumer({**CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
                                    "enable.auto.commit": False, "enable.partition.eof": False,
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
@@ -120,19 +142,33 @@ class KafkaLog:
             if not msgs:
                 self._note_positions()  # transaction markers move the position without a message
                 continue
+            good = []
             for m in msgs:
-                if m.error():
-                    if not m.error().retriable() and m.error().code() != KafkaError._PARTITION_EOF:
-                        log.warning("Error reading %s: %s", self.topic, m.error())
-                    continue
+                error = m.error()
+                if error is None:
+                    good.append(m)
+                elif not error.retriable() and error.code() != KafkaError._PARTITION_EOF:
+                    log.warning("Error reading %s: %s", self.topic, error)
+            if self._on_batch is not None:
                 try:
-                    self._on_record(m.key(), m.value(), m.partition(), m.offset())
-                except Exception:  # noqa: BLE001 - a bad record must never stop the reader
-                    log.exception("Skipping a record of %s at %s/%s that could not be processed",
-                                  self.topic, m.partition(), m.offset())
+                    self._on_batch(good)
+                except Exception:  # noqa: BLE001 - must never stop the reader (the callback skips bad records)
+                    log.exception("Failed to process a batch of %s records of %s", len(good), self.topic)
+            else:
+                for m in good:
+                    try:
+                        self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                    except Exception:  # noqa: BLE001 - a bad record must never stop the reader
+                        log.exception("Skipping a record of %s at %s/%s that could not be processed",
+                                      self.topic, m.partition(), m.offset())
+            reached: dict[int, int] = {}
+            for m in good:  # a partition's messages come in offset order
+                reached[m.partition()] = m.offset() + 1
             with self._cond:
-                for m in msgs:
-                    self._positions[m.partition()] = max(self._positions.get(m.partition(), 0), m.offset() + 1)
+                positions = self._positions
+                for partition, position in reached.items():
+                    if position > positions.get(partition, 0):
+                        positions[partition] = position
                 self._cond.notify_all()
 
     def _note_positions(self) -> None:
@@ -227,6 +263,37 @@ class KafkaLog:
         poll(0)
         return len(records)
 
+    def write_bulk(self, records: list[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> None:
+        """Write many records and wait until the broker acknowledged all of them; raise the first failure.
+
+        For large writes that the caller waits for anyway: a producer of its own with large batches and
+        delivery reports for failures only (:data:`BULK_PRODUCER`), and one flush. Writes still queued on the
+        log's own producer are flushed first, so that the bulk records come after them."""
+        with self._bulk_lock:
+            if self._producer.flush(timeout) > 0:
+                raise TimeoutError(f"Timed out writing to {self.topic}")
+            if self._bulk is None:
+                self._bulk = Producer({**self._producer_config, **BULK_PRODUCER, "on_delivery": self._bulk_failed})
+            producer, topic = self._bulk, self.topic
+            self._bulk_errors = errors = []
+            produce, poll = producer.produce, producer.poll
+            for key, value in records:
+                while True:
+                    try:
+                        produce(topic, value, key)
+                        break
+                    except BufferError:
+                        poll(0.05)
+            left = producer.flush(timeout)
+        if errors:
+            raise errors[0]
+        if left > 0:
+            raise TimeoutError(f"Timed out writing {len(records)} records to {self.topic}: {left} not acknowledged")
+
+    def _bulk_failed(self, err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            self._bulk_errors.append(KafkaException(err))
+
     def poll(self, timeout: float = 0) -> None:
         """Serve delivery callbacks."""
         self._producer.poll(timeout)
@@ -251,6 +318,8 @@ class KafkaLog:
 
     def stop(self, timeout: float = 10.0) -> None:
         self._producer.flush(timeout)
+        if self._bulk is not None:
+            self._bulk.flush(timeout)
         self._stopping = True
         if self._thread is not None:
             self._thread.join(timeout)
