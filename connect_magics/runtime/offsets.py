@@ -193,6 +193,7 @@ def _json_type(value: Any) -> str:
 
 
 _PLAIN_TYPES = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
 
 
 def _plain_entries(body: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any] | None]] | None:
@@ -206,7 +207,7 @@ def _plain_entries(body: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any] 
     offsets = body.get("offsets")
     if type(offsets) is not list or not offsets:
         return None
-    plain = _PLAIN_TYPES
+    plain_values, str_keys = _PLAIN_TYPES.issuperset, _STR.issuperset  # checks of every key/value type in C
     out = []
     append = out.append
     for entry in offsets:
@@ -215,17 +216,12 @@ def _plain_entries(body: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any] 
         partition = entry.get("partition")
         offset = entry.get("offset")
         size = len(entry)
-        if type(partition) is not dict or not (size == 1 or (size == 2 and "offset" in entry)):
+        if type(partition) is not dict or not (size == 1 or (size == 2 and "offset" in entry)) \
+                or not (str_keys(map(type, partition)) and plain_values(map(type, partition.values()))):
             return None
-        for key, value in partition.items():
-            if type(key) is not str or type(value) not in plain:
-                return None
-        if offset is not None:
-            if type(offset) is not dict:
-                return None
-            for key, value in offset.items():
-                if type(key) is not str or type(value) not in plain:
-                    return None
+        if offset is not None and (type(offset) is not dict or not (
+                str_keys(map(type, offset)) and plain_values(map(type, offset.values())))):
+            return None
         append((tuple(sorted(partition.items())), partition, offset))  # partition_key() of a flat map
     return out
 

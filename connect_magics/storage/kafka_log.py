@@ -22,7 +22,7 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +109,10 @@ class KafkaLog:
                                    "enable.auto.commit": False, "enable.partition.eof": False,
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
                                    "logger": client_logger("consumer")})
-        # confluent-kafka consumer calls block while another thread is inside consume(): a second
-        # consumer answers metadata and watermark queries for the reader.
-        self._meta = Consumer({**base, "group.id": f"connect-magics-meta-{uuid.uuid4().hex}",
-                               "enable.auto.commit": False, "logger": client_logger("consumer")})
+        # confluent-kafka consumer calls block while another thread is inside consume(): an admin client
+        # answers metadata and offset queries for the reader, the start and end offsets of every partition in
+        # one request each (a consumer's watermark query is one request per partition).
+        self._admin = AdminClient({**base, "logger": client_logger("admin")})
         self._positions: dict[int, int] = {}
         self._cond = threading.Condition()
         self._stopping = False
@@ -122,7 +122,7 @@ class KafkaLog:
 
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
-        md = self._meta.list_topics(self.topic, timeout=timeout).topics[self.topic]
+        md = self._admin.list_topics(self.topic, timeout=timeout).topics[self.topic]
         self._partitions = sorted(md.partitions)
         self._consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions])
         self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
@@ -186,22 +186,25 @@ class KafkaLog:
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
         """The end offset of every partition that has anything left to read (compaction can leave a
         partition whose records all precede its start offset: nothing to wait for there)."""
-        ends = {}
         deadline = time.monotonic() + timeout
-        for p in self._partitions:
-            while True:
-                try:
-                    low, high = self._meta.get_watermark_offsets(
-                        TopicPartition(self.topic, p), timeout=max(0.1, deadline - time.monotonic()), cached=False)
-                    break
-                except KafkaException as e:  # e.g. no leader yet just after a broker restart
-                    transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
-                    if not transient or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-            if high > low:
-                ends[p] = high
-        return ends
+        while True:  # one request for the start offsets and one for the ends, all partitions at once
+            earliest = {TopicPartition(self.topic, p): OffsetSpec.earliest() for p in self._partitions}
+            latest = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions}
+            wait = max(0.1, deadline - time.monotonic())
+            try:
+                lows = self._admin.list_offsets(earliest, request_timeout=wait)
+                highs = self._admin.list_offsets(latest, request_timeout=wait)
+                ends = {}
+                for tp, high in highs.items():
+                    end, start = high.result(wait).offset, lows[tp].result(wait).offset
+                    if end > start:
+                        ends[tp.partition] = end
+                return ends
+            except KafkaException as e:  # e.g. no leader yet just after a broker restart
+                transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
+                if not transient or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written before this call has been passed to the callback."""
@@ -324,4 +327,3 @@ class KafkaLog:
         if self._thread is not None:
             self._thread.join(timeout)
         self._consumer.close()
-        self._meta.close()
