@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "OFFSETS_TOPIC_CONFIG",
-           "alter_offsets", "get_offsets", "reset_offsets", "success_message"]
+           "alter_offsets", "get_offsets", "offsets_view", "reset_offsets", "success_message"]
 
 KAFKA_TOPIC_KEY, KAFKA_PARTITION_KEY, KAFKA_OFFSET_KEY = "kafka_topic", "kafka_partition", "kafka_offset"
 
@@ -111,6 +111,18 @@ def _gc_paused() -> Iterator[None]:
 
 def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
     """``GET /connectors/{name}/offsets``: ``{"offsets": [{"partition": {...}, "offset": {...}}, ...]}``."""
+    view, sink = offsets_view(herder, name)
+    if sink:
+        return view
+    with _gc_paused():  # copies: the caller may edit the answer (e.g. into an alter request) without harm
+        return {"offsets": [{"partition": dict(e["partition"]),
+                             "offset": None if e["offset"] is None else dict(e["offset"])} for e in view["offsets"]]}
+
+
+def offsets_view(herder: Herder, name: str) -> tuple[dict[str, list[dict[str, Any]]], bool]:
+    """What :func:`get_offsets` answers, and whether the connector is a sink; a source connector's partition
+    and offset maps are the stores' own (read them, never change them): for readers that copy anyway, such
+    as a DataFrame of 100,000 partitions."""
     config = herder.configs.connector_config(name)
     if config is None:
         raise NotFoundError(f"Connector {name} not found")
@@ -122,14 +134,13 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
         except GroupOffsetsError as e:
             raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
         return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
-                             "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}
+                             "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}, True
     try:
         stores = _read_stores(herder, name)
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to retrieve offsets for source connector {name}") from e
-    with _gc_paused():  # copies: the caller may edit the answer (e.g. into an alter request) without harm
-        return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)}
-                            for p, o in _merged(stores, name).values()]}
+    with _gc_paused():
+        return {"offsets": [{"partition": p, "offset": o} for p, o in _merged(stores, name).values()]}, False
 
 
 def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
@@ -463,10 +474,8 @@ def _read_stores(herder: Herder, name: str) -> list[OffsetStore]:
 
 def _merged(stores: list[OffsetStore], name: str) -> dict[Any, tuple[dict, dict]]:
     """Every known partition of ``name``; the connector's own store overrides the worker's."""
-    if len(stores) == 1:
-        return stores[0].entries(name)
-    merged: dict[Any, tuple[dict, dict]] = {}
-    for store in stores:
+    merged = stores[0].entries(name)
+    for store in stores[1:]:
         merged.update(store.entries(name))
     return merged
 

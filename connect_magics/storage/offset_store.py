@@ -23,18 +23,33 @@ Partition = dict[str, Any]
 Offset = dict[str, Any] | None
 
 
-_SCALARS = {str, int, float, bool, type(None)}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_flat = _SCALARS.issuperset
 
 
 def freeze(value: Any) -> Any:
     """A hashable, order-insensitive form of a JSON partition map (for dict keys)."""
     if isinstance(value, dict):
-        if all(type(v) in _SCALARS for v in value.values()):  # fast path: a flat map
+        if _flat(map(type, value.values())):  # fast path: a flat map
             return tuple(sorted(value.items()))
         return tuple(sorted((k, freeze(v)) for k, v in value.items()))
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
     return value
+
+
+_scan = json.JSONDecoder().scan_once  # the C scanner behind json.loads, without its per-call Python steps
+
+
+def loads(raw: bytes) -> Any:
+    """``json.loads`` of a record's key or value; a third of its cost for the compact UTF-8 JSON that Kafka
+    Connect writes (anything else, e.g. with whitespace around or another encoding, goes to json.loads)."""
+    try:
+        text = raw.decode()
+        value, end = _scan(text, 0)
+    except (UnicodeDecodeError, StopIteration):
+        return json.loads(raw)
+    return value if end == len(text) else json.loads(raw)
 
 
 def validate_format(what: Any) -> None:
@@ -106,7 +121,7 @@ class OffsetStore:
         if written is not None:
             return (*written, key)
         try:
-            parsed = json.loads(key) if key is not None else None
+            parsed = loads(key) if key is not None else None
         except ValueError:
             parsed = None
         if not (isinstance(parsed, list) and len(parsed) == 2 and isinstance(parsed[0], str)):
@@ -118,7 +133,7 @@ class OffsetStore:
         if not isinstance(partition, dict):
             log.warning("Ignoring offsets record of %s whose partition is not a map: %r", connector, partition)
             return None
-        return connector, partition, freeze(partition), None if value is None else json.loads(value), key
+        return connector, partition, freeze(partition), None if value is None else loads(value), key
 
     def _store(self, updates: list[tuple[str, Partition, Any, Offset, bytes]]) -> None:
         """Apply decoded records in order (a None offset is a tombstone: the partition is forgotten)."""
