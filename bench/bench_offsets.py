@@ -156,7 +156,10 @@ def run(bootstrap: str, n_source: int, n_sink: int, repeat: int) -> None:
     print(f"{'operation':<14}{'partitions':>11}{'time (s)':>11}{'baseline (s)':>14}  {'baseline':<20}{'ratio':>7}")
     for name, n, t, base, label in rows:
         print(f"{name:<14}{n:>11,}{t:>11.3f}{base:>14.3f}  {label:<20}{t / base:>7.2f}")
-    print(f"\nmedian of {repeat} runs; ratio = time / baseline (1.00 = as fast as bare confluent-kafka)")
+    print(f"\nbaseline parts: bare produce of the {n_source:,} records {med['raw produce']:.3f} s (ratio of alter "
+          f"to it {med['src alter'] / med['raw produce']:.2f}, of reset {med['src reset'] / med['raw produce']:.2f}), "
+          f"bare read back {med['raw read']:.3f} s")
+    print(f"median of {repeat} runs; ratio = time / baseline (1.00 = as fast as bare confluent-kafka)")
 
 
 if __name__ == "__main__":
