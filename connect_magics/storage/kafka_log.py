@@ -133,7 +133,7 @@ class KafkaLog:
         while not self._stopping:
             self._producer.poll(0)  # serve delivery callbacks of asynchronous writes
             try:
-                msgs = self._consumer.consume(1000, timeout=0.05)
+                msgs = self._consumer.consume(10_000, timeout=0.05)  # large batches: a big topic is read fast
             except Exception as e:  # noqa: BLE001 - consumer closed under us
                 if self._stopping:
                     return
