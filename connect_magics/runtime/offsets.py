@@ -503,7 +503,8 @@ def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: Plugi
 
 def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]], keys: list[Any]) -> None:
     """Write through the connector's stores (``keys``: the partitions' :func:`partition_key`, in the same order)
-    as one bulk write, wait for the acknowledgement and read the stores back to their end."""
+    as one bulk write, and wait for the acknowledgement, as Kafka Connect does. The stores' readers apply the
+    records in the background; every read of offsets reads its stores to their end first, so it sees them."""
     done = threading.Event()
     errors: list[BaseException] = []
 
@@ -517,8 +518,6 @@ def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict 
         raise ConnectRestError(f"Timed out while attempting to modify offsets for source connector {name}")
     if errors:
         raise ConnectRestError(f"Failed to modify offsets for source connector {name}") from errors[0]
-    for store in stores:
-        store.read_to_end(REQUEST_TIMEOUT_S)
 
 
 # -- the hook and errors -------------------------------------------------------------------------------------

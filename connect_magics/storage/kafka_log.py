@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -266,8 +266,9 @@ class KafkaLog:
         poll(0)
         return len(records)
 
-    def write_bulk(self, records: list[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> None:
-        """Write many records and wait until the broker acknowledged all of them; raise the first failure.
+    def write_bulk(self, records: Iterable[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> int:
+        """Write many records (produced as ``records`` yields them) and wait until the broker acknowledged all of
+        them; return how many; raise the first failure.
 
         For large writes that the caller waits for anyway: a producer of its own with large batches and
         delivery reports for failures only (:data:`BULK_PRODUCER`), and one flush. Writes still queued on the
@@ -280,7 +281,9 @@ class KafkaLog:
             producer, topic = self._bulk, self.topic
             self._bulk_errors = errors = []
             produce, poll = producer.produce, producer.poll
+            count = 0
             for key, value in records:
+                count += 1
                 while True:
                     try:
                         produce(topic, value, key)
@@ -291,7 +294,8 @@ class KafkaLog:
         if errors:
             raise errors[0]
         if left > 0:
-            raise TimeoutError(f"Timed out writing {len(records)} records to {self.topic}: {left} not acknowledged")
+            raise TimeoutError(f"Timed out writing {count} records to {self.topic}: {left} not acknowledged")
+        return count
 
     def _bulk_failed(self, err: KafkaError | None, _msg: object) -> None:
         if err is not None:

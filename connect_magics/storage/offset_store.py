@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from confluent_kafka import Message, Producer
@@ -181,33 +181,38 @@ class OffsetStore:
         with self._lock:
             known = self._keys.get(connector)
             known = dict(known) if known else {}
-        prefix = b"[" + dumps(connector) + b","
-        records = []
         if len(self._written) > 1_000_000:  # records that were never read back (failed writes)
             self._written.clear()
-        written = self._written
         items = offsets if keys is not None else [(p, o) for p, o in offsets]
         frozen_keys = keys if keys is not None else [freeze(p) for p, _ in items]
+        records = self._records(connector, known, frozen_keys, items)
+        done = callback or (lambda _err: None)
+        if not bulk:
+            return self.log.send_all(list(records), done, producer)
+        try:
+            count = self.log.write_bulk(records)  # produced as they are made: the broker works meanwhile
+        except Exception as e:  # noqa: BLE001 - handed to the callback, as asynchronous failures are
+            done(e)
+            return 0
+        done(None)
+        return count
+
+    def _records(self, connector: str, known: dict[Any, bytes], frozen_keys: Iterable[Any],
+                 items: Iterable[tuple[Partition, Offset]]) -> Iterator[tuple[bytes, bytes | None]]:
+        """The records of ``items``, each noted in :attr:`_written` so that reading it back skips the JSON."""
+        prefix = b"[" + dumps(connector) + b","
+        written = self._written
         for frozen, (partition, offset) in zip(frozen_keys, items, strict=True):
             # The exact key bytes of a known partition, so that the new record replaces it under compaction
             # even if this partition map lists its fields in another order.
             key = known.get(frozen) or prefix + dumps(partition) + b"]"
             if offset is None:
                 written[(key, None)] = (connector, partition, frozen, None)
-                records.append((key, None))
+                yield key, None
             else:
                 value = dumps(offset)
                 written[(key, value)] = (connector, dict(partition), frozen, dict(offset))
-                records.append((key, value))
-        if not bulk:
-            return self.log.send_all(records, callback or (lambda _err: None), producer)
-        try:
-            self.log.write_bulk(records)
-        except Exception as e:  # noqa: BLE001 - handed to the callback, as asynchronous failures are
-            (callback or (lambda _err: None))(e)
-        else:
-            (callback or (lambda _err: None))(None)
-        return len(records)
+                yield key, value
 
 
 def write_offsets(stores: list[OffsetStore], connector: str, offsets: Iterable[tuple[Partition, Offset]],
