@@ -212,10 +212,13 @@ class OffsetsEditor(W.VBox):
         return self._loader is not None and not self._done.is_set()
 
     def _set_busy(self, busy: bool) -> None:
+        """Disable the buttons while reading; afterwards the actions come back, and Previous / Next as the
+        page shown allows (both stay disabled when the read failed)."""
         for button in (self.apply_button, self.reset_button, self.discard_button, self.reload_button,
-                       self.add_button, self.prev_button, self.next_button):
+                       self.add_button):
             button.disabled = busy
         if busy:
+            self.prev_button.disabled = self.next_button.disabled = True
             self.page_label.value = "reading..."
 
     def _show(self, frame: pd.DataFrame) -> None:

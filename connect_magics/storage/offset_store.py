@@ -181,6 +181,8 @@ class OffsetStore:
         with self._lock:
             known = self._keys.get(connector)
             known = dict(known) if known else {}
+        if bulk and producer is not None:
+            raise ValueError("A bulk write uses the store's own bulk producer, not a given one")
         if len(self._written) > 1_000_000:  # records that were never read back (failed writes)
             self._written.clear()
         items = offsets if keys is not None else [(p, o) for p, o in offsets]

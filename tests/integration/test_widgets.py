@@ -253,6 +253,7 @@ def test_editor_reads_in_the_background_with_progress(rt: ConnectRuntime, unique
     gated.gate.set()
     assert len(editor.frame) == 5  # waits for the read
     assert not editor.loading and not editor.apply_button.disabled
+    assert editor.prev_button.disabled and editor.next_button.disabled  # one page only
     assert f"Offsets of {name}</b> (source, 5 partitions)" in editor.title.value
     assert [lab["task"].value for lab in editor.labels] == ["0", "1", "2", "3", "4"]
     editor.reload_button.click()  # the Reload button reads in the background too
