@@ -40,3 +40,15 @@ class NotFoundError(ConnectRestError):
 
 class ConflictError(ConnectRestError):
     status = 409
+
+
+def error_for_status(status: int, message: str) -> ConnectRestError:
+    """The error class of an HTTP status, for errors that crossed a process boundary.
+
+    >>> type(error_for_status(404, "Connector c not found")).__name__
+    'NotFoundError'
+    """
+    for cls in (BadRequestError, ForbiddenError, NotFoundError, ConflictError):
+        if cls.status == status:
+            return cls(message)
+    return ConnectRestError(message, status)

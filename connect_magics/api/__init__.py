@@ -33,7 +33,9 @@ from connect_magics.api.config import (
 from connect_magics.api.connector import (
     Connector,
     ConnectorContext,
+    ConnectorTransactionBoundaries,
     ErrantRecordReporter,
+    ExactlyOnceSupport,
     OffsetStorageReader,
     SinkConnector,
     SinkTask,
@@ -44,6 +46,7 @@ from connect_magics.api.connector import (
     SourceTaskContext,
     Task,
     TaskContext,
+    TransactionContext,
     partition_key,
 )
 from connect_magics.api.converters import (
@@ -105,7 +108,7 @@ __all__ = [
     # connectors and tasks
     "Connector", "ConnectorContext", "ErrantRecordReporter", "OffsetStorageReader", "SinkConnector", "SinkTask", "SinkTaskContext",
     "SourceConnector", "SourceConnectorContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
-    "partition_key",
+    "partition_key", "ConnectorTransactionBoundaries", "ExactlyOnceSupport", "TransactionContext",
     # records
     "ConnectRecord", "Header", "Headers", "SinkRecord", "SinkRecords", "SourceRecord", "TopicPartition",
     # configuration

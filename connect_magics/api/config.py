@@ -303,14 +303,34 @@ class ValidList(Validator):
         return str(self.valid_string)
 
 
+def java_hash_set_order(strings: Iterable[str]) -> list[str]:
+    """``strings`` in the order a ``java.util.HashSet`` built from them iterates (Kafka's messages list a
+    set's members that way): by bucket, ``(h ^ h >>> 16) & (capacity - 1)`` of ``String.hashCode()``.
+
+    >>> java_hash_set_order(["NONE", "ALL"])
+    ['ALL', 'NONE']
+    """
+    unique = list(dict.fromkeys(strings))
+    capacity = 16
+    while len(unique) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(text: str) -> int:
+        h, units = 0, text.encode("utf-16-be")  # String.hashCode() runs over UTF-16 code units
+        for i in range(0, len(units), 2):
+            h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return sorted(unique, key=bucket)
+
+
 class CaseInsensitiveValidString(Validator):
-    """Like :class:`ValidString`, ignoring case.
+    """Like :class:`ValidString`, ignoring case; errors list the values as Kafka's (a HashSet's order).
 
     >>> CaseInsensitiveValidString.in_("NONE", "ALL")("errors.tolerance", "all")
     """
 
     def __init__(self, valid_strings: Iterable[str]) -> None:
-        self.valid_strings = [s.upper() for s in valid_strings]
+        self.valid_strings = java_hash_set_order(s.upper() for s in valid_strings)
 
     @classmethod
     def in_(cls, *valid_strings: str) -> CaseInsensitiveValidString:

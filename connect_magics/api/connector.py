@@ -13,6 +13,7 @@ Modelled on Kafka Connect's public API. A minimal source connector::
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -86,7 +87,31 @@ class Connector(ABC):
         return self.config_def().validate(connector_configs)
 
 
+class ExactlyOnceSupport(enum.Enum):
+    """What :meth:`SourceConnector.exactly_once_support` answers (KIP-618)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries(enum.Enum):
+    """What :meth:`SourceConnector.can_define_transaction_boundaries` answers (KIP-618)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
 class SourceConnector(Connector):
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | None:
+        """KIP-618: whether the connector can give exactly-once delivery with this config (checked when it
+        sets ``exactly.once.support=required``). None, the default, means "not said"."""
+        return None
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        """KIP-618: whether its tasks define transactions (``transaction.boundary=connector``) through
+        :meth:`SourceTaskContext.transaction_context`."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
+
     def alter_offsets(self, connector_config: dict[str, str],
                       offsets: dict[Any, dict[str, Any] | None]) -> bool:
         """KIP-875 hook: called before offsets are altered or reset.
@@ -114,13 +139,40 @@ class TaskContext:
         return dict(self._config)
 
 
+class TransactionContext(ABC):
+    """How a task of a connector that defines its own transaction boundaries (KIP-618,
+    ``transaction.boundary=connector``) ends transactions. A task calls it from ``poll()``::
+
+        def poll(self):
+            records = self.read_batch()
+            self.context.transaction_context().commit_transaction(records[-1])
+            return records
+    """
+
+    @abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Commit the transaction after ``record`` was sent (None: after the current batch)."""
+
+    @abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Abort the transaction after ``record`` was sent, ``record`` included (None: after the current
+        batch): its records are never read committed, and its offsets never committed."""
+
+
 class SourceTaskContext(TaskContext):
-    def __init__(self, config: dict[str, str], reader: OffsetStorageReader) -> None:
+    def __init__(self, config: dict[str, str], reader: OffsetStorageReader,
+                 transactions: TransactionContext | None = None) -> None:
         super().__init__(config)
         self._reader = reader
+        self._transactions = transactions
 
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
+
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's transactions when it defines their boundaries (exactly-once sources with
+        ``transaction.boundary=connector``), else None."""
+        return self._transactions
 
 
 class ErrantRecordReporter(ABC):

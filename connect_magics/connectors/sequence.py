@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect_magics.api.config import ConfigDef, ConfigException, Importance, Type
-from connect_magics.api.connector import SourceConnector, SourceTask, Task
+from connect_magics.api.connector import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceTask,
+    Task,
+)
 from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import SourceRecord
 from connect_magics.connectors.file import (
@@ -41,6 +47,7 @@ BATCH_SIZE_CONFIG = "batch.size"
 KEY_MODE_CONFIG = "key.mode"
 VALUE_SIZE_CONFIG = "value.size"
 START_CONFIG = "start"
+TRANSACTION_RECORDS_CONFIG = "transaction.records"
 TASK_ID_CONFIG = "task.id"
 TASK_FIELD = "task"
 SEQ_FIELD = "seq"
@@ -65,6 +72,9 @@ def _config_def() -> ConfigDef:
                 "How many characters of padding the value's 'payload' field holds")
         .define(START_CONFIG, Type.LONG, 0, None, Importance.LOW,
                 "The first sequence number of every task")
+        .define(TRANSACTION_RECORDS_CONFIG, Type.INT, 0, _at_least(0), Importance.LOW,
+                "With exactly-once support and transaction.boundary=connector: commit a transaction after "
+                "every this many sequence numbers and after the last one; 0 for after every batch")
     )
 
 
@@ -118,6 +128,14 @@ class SequenceSourceConnector(SourceConnector):
 
     def stop(self) -> None:
         """Nothing to do: the connector does no background work."""
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
+        """KIP-618: a task resumes right after its committed sequence number, so it supports exactly once."""
+        return ExactlyOnceSupport.SUPPORTED
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        """KIP-618: tasks end transactions every ``transaction.records`` sequence numbers (or batch)."""
+        return ConnectorTransactionBoundaries.SUPPORTED
 
     def alter_offsets(self, connector_config: dict[str, str],
                       offsets: dict[Any, dict[str, Any] | None]) -> bool:
@@ -175,6 +193,7 @@ class SequenceSourceTask(SourceTask):
         self.first = 0
         self.end: int | None = None
         self.next_seq = 0
+        self.transaction_records = 0
         self._payload = ""
         self._due: float | None = None  # monotonic time the next record is due at (with a rate)
         self._stopping = threading.Event()
@@ -193,6 +212,7 @@ class SequenceSourceTask(SourceTask):
         records = parsed[RECORDS_CONFIG]
         self.end = None if records < 0 else self.first + records
         self._payload = "x" * parsed[VALUE_SIZE_CONFIG]
+        self.transaction_records = parsed[TRANSACTION_RECORDS_CONFIG]
         self._due = None
         self._stopping.clear()
         self.next_seq = max(self.first, self._committed_next())
@@ -240,6 +260,15 @@ class SequenceSourceTask(SourceTask):
             records.append(SourceRecord({TASK_FIELD: task}, {SEQ_FIELD: seq}, self.topic, key=key,
                                         value={TASK_FIELD: task, SEQ_FIELD: seq, "payload": self._payload}))
         self.next_seq += count
+        transactions = self.context.transaction_context()
+        if transactions is not None:  # KIP-618, transaction.boundary=connector
+            every = self.transaction_records
+            if every == 0:
+                transactions.commit_transaction()
+            for record in records:  # every `every` numbers, and after the last one
+                seq = record.source_offset[SEQ_FIELD]
+                if every and (seq % every == every - 1 or seq + 1 == self.end):
+                    transactions.commit_transaction(record)
         return records
 
     def stop(self) -> None:

@@ -2,7 +2,7 @@
 
 It keeps the config topic as the source of truth: every change is written there first and then
 applied to the running connectors and tasks, so that a new runtime on the same topics restores
-exactly what this one ran. One runtime per group id is the intended deployment (see docs/design.md).
+exactly what this one ran. Only the group's leader has a started herder (runtime/group/).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from connect_magics.runtime.config.connector_config import (
     invalid_config_message,
     validate_connector_config,
 )
+from connect_magics.runtime.config.exactly_once import exactly_once_enabled
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.metrics import group_name
 from connect_magics.runtime.plugins.metrics import TaskPlugins, connector_group, task_groups
@@ -104,10 +106,15 @@ class Herder:
             for name in self.configs.connectors():
                 self._start_connector(name)
 
-    def close(self, timeout: float | None = None) -> None:
+    def stop_all(self) -> None:
+        """Stop every connector and task here (committing what they can), writing nothing to the config
+        topic: the group's next leader starts them again."""
         with self._lock:
             for name in list(self._running):
                 self._stop_connector(name)
+
+    def close(self, timeout: float | None = None) -> None:
+        self.stop_all()
         self._background.shutdown(wait=True)
         for store in self._connector_offset_stores.values():
             store.stop()
@@ -424,8 +431,7 @@ class Herder:
             if running.tasks:
                 self._stop_runners(list(running.tasks.values()))
                 running.tasks.clear()
-            self.configs.put_task_configs(name, task_configs)
-            self._drop_task_statuses(name, len(task_configs))
+            self._put_task_configs(name, task_configs)
         for i, task_config in enumerate(self.configs.task_configs(name)):
             if i not in running.tasks:
                 self._start_task(running, i, task_config)
@@ -470,11 +476,23 @@ class Herder:
         tasks before it alters offsets under KIP-618."""
         if not self.executor.fences_tasks:
             return
-        tasks = self._started_tasks.get(name, set()) | self.executor.known_tasks(name)
-        for index in sorted(tasks):
+        self._claim_fences(name, self._started_tasks.get(name, set()) | self.executor.known_tasks(name))
+
+    def _claim_fences(self, name: str, indexes: Iterable[int]) -> None:
+        for index in sorted(indexes):
             fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
             fence.claim()
             fence.close()
+
+    def _put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Write a new generation of task configs (its tasks stopped). KIP-618: tasks of the old generation that
+        the new one does not have are fenced first (the others are fenced by their successors' start)."""
+        old = len(self.configs.task_configs(name))
+        if old > len(configs) and exactly_once_enabled(self.wc) and self._type(self.configs.connector_config(name)
+                                                                               or {}) == "source":
+            self._claim_fences(name, range(len(configs), old))
+        self.configs.put_task_configs(name, configs)
+        self._drop_task_statuses(name, len(configs))
 
     def offset_stores_for(self, name: str) -> list[OffsetStore]:
         """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""
@@ -544,8 +562,7 @@ class Herder:
                 if new != self.configs.task_configs(name):
                     self._stop_runners(list(running.tasks.values()))
                     running.tasks.clear()
-                    self.configs.put_task_configs(name, new)
-                    self._drop_task_statuses(name, len(new))
+                    self._put_task_configs(name, new)
                     for i, c in enumerate(new):
                         self._start_task(running, i, c)
         self._background.submit(reconfigure)

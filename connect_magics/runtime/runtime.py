@@ -9,18 +9,24 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from confluent_kafka.admin import AdminClient
 
+from connect_magics.errors import BadRequestError, ConflictError
 from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.group.forwarding import RequestChannel
+from connect_magics.runtime.group.membership import GroupMembership, Role
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
 from connect_magics.runtime.plugins.registry import Plugins
 from connect_magics.runtime.worker.executor import Executor, ThreadExecutor
 from connect_magics.storage.config_store import ConfigStore
+from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -28,6 +34,29 @@ from connect_magics.storage.status_store import StatusStore
 log = logging.getLogger(__name__)
 
 COMPACT = {"cleanup.policy": "compact"}
+
+F = TypeVar("F", bound=Callable[..., Any])
+#: The writes of the Python API: applied by the group's leader, forwarded to it by followers.
+LEADER_METHODS: set[str] = set()
+
+
+def on_leader(method: F) -> F:
+    """Mark a write of the API: the leader applies it, a follower forwards it (runtime/group/forwarding.py)."""
+    LEADER_METHODS.add(method.__name__)
+
+    @functools.wraps(method)
+    def call(self: ConnectRuntime, *args: Any, **kwargs: Any) -> Any:
+        return self._on_leader(method.__name__, args, kwargs)
+    return call  # type: ignore[return-value]
+
+
+def leader_transactional_id(group_id: str) -> str:
+    """The transactional id the leader writes the config topic with, as Kafka Connect's leader.
+
+    >>> leader_transactional_id("nb")
+    'connect-cluster-nb'
+    """
+    return f"connect-cluster-{group_id}"
 
 
 class ConnectRuntime:
@@ -37,6 +66,9 @@ class ConnectRuntime:
     (tasks on driver threads, the default), ``"spark"`` (each task a Spark job on the executors of
     ``spark``, by default the active SparkSession, else a local one; see docs/spark.md) or an
     :class:`~connect_magics.runtime.worker.executor.Executor`.
+    Runtimes with one ``group_id`` form a group (in any number of processes): the broker's group
+    coordinator makes one the leader, which runs every connector and task and applies every write; the
+    others forward writes to it and take over when it leaves (docs/design.md, "One group").
     Errors raise :class:`~connect_magics.errors.ConnectRestError` with the HTTP status Kafka Connect
     would answer. Use as a context manager, or call :meth:`close`.
     """
@@ -51,24 +83,28 @@ class ConnectRuntime:
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
+        for topic, partitions, rf in (
+                ("config.storage.topic", 1, "config.storage.replication.factor"),
+                ("offset.storage.topic", wc.int("offset.storage.partitions"), "offset.storage.replication.factor"),
+                ("status.storage.topic", wc.int("status.storage.partitions"), "status.storage.replication.factor"),
+                ("task.control.storage.topic", 1, "config.storage.replication.factor")):
+            created = ensure_topic(self.admin, wc[topic], partitions, wc.int(rf), COMPACT)
+            if topic == "config.storage.topic" and created != 1:
+                raise ValueError(f"Topic '{wc[topic]}' supplied via the 'config.storage.topic' property is required "
+                                 "to have a single partition in order to guarantee consistency of connector "
+                                 f"configurations, but found {created} partitions.")
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
-        config_topic = wc["config.storage.topic"]
-        partitions = ensure_topic(self.admin, config_topic, 1, wc.int("config.storage.replication.factor"), COMPACT)
-        if partitions != 1:
-            raise ValueError(f"Topic '{config_topic}' supplied via the 'config.storage.topic' property is required to "
-                             "have a single partition in order to guarantee consistency of connector "
-                             f"configurations, but found {partitions} partitions.")
-        ensure_topic(self.admin, wc["offset.storage.topic"], wc.int("offset.storage.partitions"),
-                     wc.int("offset.storage.replication.factor"), COMPACT)
-        ensure_topic(self.admin, wc["status.storage.topic"], wc.int("status.storage.partitions"),
-                     wc.int("status.storage.replication.factor"), COMPACT)
-        self.config_store = ConfigStore(config_topic, client)
+        self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,
+                                          what=f"The leader of group {group_id}")
+        self.config_store = ConfigStore(wc["config.storage.topic"], client, fence=self.leader_fence)
         self.offset_store = OffsetStore(wc["offset.storage.topic"], client)
         self.status_store = StatusStore(wc["status.storage.topic"], client, wc.worker_id, wc.retry_policy,
                                         wc.int("status.storage.request.timeout.ms"))
         self.metrics_registry = MetricsRegistry()  # other parts add their groups: see runtime/metrics.py
         self.metrics_registry.register("status-store", self.status_store.metrics)
-        self._stores = [self.config_store, self.offset_store, self.status_store]
+        self.membership = GroupMembership(wc, wc["config.storage.topic"], self._take_role)
+        self.requests = RequestChannel(wc["task.control.storage.topic"], client, self.membership.member_name)
+        self._stores = [self.config_store, self.offset_store, self.status_store, self.requests]
         for store in self._stores:
             store.start()
         self.herder = Herder(wc, self.plugins, self.config_store, self.offset_store, self.status_store,
@@ -76,20 +112,78 @@ class ConnectRuntime:
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.metrics_registry.register("tasks", self.herder.task_metrics)
-        self.herder.start()
+        self._leading = False
+        self.membership.start()
+        # Bounded: a predecessor that died holds the leadership until its session times out.
+        self.membership.wait_for_role(wc.int("session.timeout.ms") / 1000 + 5)
+
+    # -- the group ------------------------------------------------------------------------------------
+    @property
+    def role(self) -> str:
+        """``"leader"``, ``"follower"`` or ``"joining"`` (the coordinator has not assigned this runtime yet)."""
+        return self.membership.role.value
+
+    def group_members(self) -> list[dict[str, Any]]:
+        """The group's runtimes as the broker's coordinator describes them: ``name``, ``host``, ``leader``.
+
+        >>> [m["name"] for m in rt.group_members() if m["leader"]]  # doctest: +SKIP
+        ['myhost:8083/4242']
+        """
+        return self.membership.members()
+
+    def _take_role(self, role: Role) -> None:
+        """Take up the duties of ``role`` (on the membership's thread)."""
+        if role is Role.LEADER and not self._leading:
+            self.leader_fence.claim()  # an earlier leader can no longer write the config topic
+            for store in (self.config_store, self.offset_store):
+                store.read_to_end()
+            self._leading = True
+            self.herder.start()  # every task claims its own fence as it starts
+            self.requests.serve(self._apply_forwarded)
+        elif role is not Role.LEADER and self._leading:
+            self._leading = False
+            self.requests.stop_serving()
+            self.herder.stop_all()
+            self.leader_fence.close()
+
+    def _on_leader(self, method: str, args: tuple, kwargs: dict) -> Any:
+        timeout = self.worker_config.int("leader.request.timeout.ms") / 1000
+        deadline = time.monotonic() + timeout
+        self.membership.wait_for_role(timeout)
+        if self._leading:
+            try:
+                return getattr(type(self), method).__wrapped__(self, *args, **kwargs)
+            except FencedError as e:
+                self.membership.step_down()
+                raise ConflictError(f"This runtime is no longer the leader of group {self.worker_config['group.id']}"
+                                    f" (another runtime took over): {e}") from e
+        try:
+            return self.requests.forward(method, _json_args(args), _json_args(kwargs),
+                                         max(1.0, deadline - time.monotonic()), self.membership.leader)
+        except TypeError as e:
+            raise BadRequestError(f"Cannot forward {method} to the group's leader: {e}") from None
+
+    def _apply_forwarded(self, method: str, args: list, kwargs: dict) -> Any:
+        if method not in LEADER_METHODS:
+            raise BadRequestError(f"Unknown forwarded request {method!r}")
+        if not self._leading:
+            raise ConflictError(f"This runtime stopped leading group {self.worker_config['group.id']} before it "
+                                "could apply the request; retry it")
+        return self._on_leader(method, tuple(args), kwargs)
 
     def _executor(self, name: str) -> Executor:
         if name == "threads":
-            return ThreadExecutor()
+            return ThreadExecutor(fence_tasks=True)  # a runtime that lost its group must not commit
         if name == "spark":
             from connect_magics.spark.executor import SparkExecutor
             from connect_magics.spark.session import spark_session
 
             self.spark = spark_session(self.spark)
-            return SparkExecutor(self.spark, self.worker_config, self.plugins, self.admin)
+            return SparkExecutor(self.spark, self.worker_config, self.plugins)
         raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
 
     # -- connectors ---------------------------------------------------------------------------------
+    @on_leader
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:
         """Create and start a connector; returns ``{"name", "config", "tasks", "type"}``."""
         return self.herder.create_connector(name, dict(config), initial_state)
@@ -106,14 +200,17 @@ class ConnectRuntime:
     def task_configs(self, name: str) -> list[dict]:
         return self.herder.task_configs(name)
 
+    @on_leader
     def update_connector(self, name: str, config: Mapping[str, Any]) -> dict:
         """Create or replace the config (PUT); the result has ``created`` True if it was new."""
         return self.herder.update_connector(name, dict(config))
 
+    @on_leader
     def patch_connector_config(self, name: str, partial: Mapping[str, Any]) -> dict:
         """Change some keys (a None value removes a key) and restart the connector."""
         return self.herder.patch_connector_config(name, dict(partial))
 
+    @on_leader
     def delete_connector(self, name: str) -> None:
         self.herder.delete_connector(name)
 
@@ -134,19 +231,24 @@ class ConnectRuntime:
     def task_status(self, name: str, task_id: int) -> dict:
         return self.herder.task_status(name, task_id)
 
+    @on_leader
     def pause_connector(self, name: str) -> None:
         self.herder.pause_connector(name)
 
+    @on_leader
     def resume_connector(self, name: str) -> None:
         self.herder.resume_connector(name)
 
+    @on_leader
     def stop_connector(self, name: str) -> None:
         self.herder.stop_connector(name)
 
+    @on_leader
     def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> dict | None:
         """None for a connector-only restart (REST 204), else the restart plan (REST 202)."""
         return self.herder.restart_connector(name, include_tasks, only_failed)
 
+    @on_leader
     def restart_task(self, name: str, task_id: int) -> None:
         self.herder.restart_task(name, task_id)
 
@@ -156,10 +258,12 @@ class ConnectRuntime:
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop every task (committing offsets), flush statuses, and close the clients."""
+        """Stop every task (committing offsets), flush statuses, leave the group (another runtime of it takes
+        over at once) and close the clients."""
         self.closed = True
         self.herder.close()
         self.status_store.flush(10)
+        self.membership.close()
         for store in reversed(self._stores):
             store.stop()
         self.executor.close()
@@ -265,6 +369,7 @@ class ConnectRuntime:
 
         return get_offsets(self.herder, name)
 
+    @on_leader
     def alter_offsets(self, name: str, body: Mapping[str, Any]) -> dict[str, str]:
         """Change the offsets of some partitions of a STOPPED connector (a null offset resets one).
 
@@ -277,6 +382,7 @@ class ConnectRuntime:
 
         return alter_offsets(self.herder, name, body)
 
+    @on_leader
     def reset_offsets(self, name: str) -> dict[str, str]:
         """Forget every offset of a STOPPED connector (idempotent); it starts from the beginning when resumed.
 
@@ -348,6 +454,7 @@ class ConnectRuntime:
         check_allowed(self.worker_config)
         return {name: {"topics": self.status_store.topics(name)}}
 
+    @on_leader
     def reset_connector_topics(self, name: str) -> None:
         """Forget the topics connector ``name`` has used (a tombstone for each in the status topic), as
         ``PUT /connectors/{name}/topics/reset`` (202). No existence check; 403 when topic tracking, or
@@ -409,3 +516,12 @@ class ConnectRuntime:
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------
+
+
+def _json_args(values: Any) -> Any:
+    """Arguments as JSON carries them (mappings and tuples become dicts and lists)."""
+    if isinstance(values, Mapping):
+        return {str(k): _json_args(v) for k, v in values.items()}
+    if isinstance(values, (list, tuple)):
+        return [_json_args(v) for v in values]
+    return values

@@ -28,7 +28,6 @@ from connect_magics.runtime.worker.task_factory import TaskSpec
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.spark.task_host import RESULT_SCHEMA, HostedTask
 from connect_magics.storage.config_store import TargetState
-from connect_magics.storage.kafka_log import ensure_topic
 from connect_magics.storage.task_control import TaskControlStore
 
 log = logging.getLogger(__name__)
@@ -44,13 +43,11 @@ class SparkExecutor(Executor):
     name = "spark"
     fences_tasks = True
 
-    def __init__(self, spark: Any, worker_config: WorkerConfig, plugins: Plugins, admin: Any) -> None:
+    def __init__(self, spark: Any, worker_config: WorkerConfig, plugins: Plugins) -> None:
         self.spark = spark
         self.worker_config = worker_config
         self.plugins = plugins
-        self.control_topic = worker_config.get(CONTROL_TOPIC_CONFIG) or f"{worker_config['group.id']}-task-control"
-        ensure_topic(admin, self.control_topic, 1, worker_config.int("config.storage.replication.factor"),
-                     {"cleanup.policy": "compact"})
+        self.control_topic = worker_config[CONTROL_TOPIC_CONFIG]  # created by the runtime
         self.control = TaskControlStore(self.control_topic, worker_config.client_config()).start()
 
     def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from connect_magics.storage.fence import ProducerFence
 from connect_magics.storage.kafka_log import KafkaLog
 
 log = logging.getLogger(__name__)
@@ -62,14 +63,14 @@ class ConfigStore:
     """Reads and writes the config topic; ``on_change(kind, connector)`` fires for applied updates."""
 
     def __init__(self, topic: str, client_config: dict[str, str],
-                 on_change: Callable[[str, str], None] | None = None) -> None:
+                 on_change: Callable[[str, str], None] | None = None, fence: ProducerFence | None = None) -> None:
         self.snapshot = ConfigSnapshot()
         self._deferred: dict[str, dict[int, dict[str, str]]] = {}
         # Target-state writes sent but not yet read back, per connector: the local view is newer.
         self._unread_target_writes: dict[str, int] = {}
         self._lock = threading.RLock()
         self._on_change = on_change or (lambda kind, name: None)
-        self.log = KafkaLog(topic, client_config, self._apply)
+        self.log = KafkaLog(topic, client_config, self._apply, fence=fence)  # fence: the group leader's
 
     def start(self, timeout: float = 30.0) -> None:
         self.log.start(timeout)

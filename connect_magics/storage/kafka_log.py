@@ -12,6 +12,9 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from typing import TYPE_CHECKING
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -24,8 +27,12 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
+if TYPE_CHECKING:
+    from connect_magics.storage.fence import ProducerFence
+
 log = logging.getLogger(__name__)
 
+Records = list[tuple[bytes | str | None, bytes | None]]
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 BatchCallback = Callable[[list[Message]], None]
 DoneCallback = Callable[[BaseException | None], None]
@@ -86,13 +93,21 @@ _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILAB
 
 
 class KafkaLog:
-    """One topic: a reader thread from offset 0 of every partition, and an idempotent producer."""
+    """One topic: a reader thread from offset 0 of every partition, and an idempotent producer.
+
+    With a ``fence`` (:class:`~connect_magics.storage.fence.ProducerFence`), every write is a transaction of
+    the fence's producer, made in order on a writer thread, and refused once a newer holder claimed the
+    fence; readers skip aborted transactions (librdkafka reads ``read_committed``).
+    """
 
     def __init__(self, topic: str, client_config: Mapping[str, str], on_record: RecordCallback,
-                 producer_config: Mapping[str, str] | None = None, on_batch: BatchCallback | None = None) -> None:
+                 producer_config: Mapping[str, str] | None = None, fence: ProducerFence | None = None,
+                 on_batch: BatchCallback | None = None) -> None:
         """``on_record(key, value, partition, offset)`` gets every record read; ``on_batch`` (instead of it,
         when given) every consumed batch at once, as the consumer's messages, without the failed ones."""
         self.topic = topic
+        self.fence = fence
+        self._fenced_writer = ThreadPoolExecutor(1, thread_name_prefix=f"fenced-{topic}") if fence else None
         self._on_record = on_record
         self._on_batch = on_batch
         base = {k: v for k, v in client_config.items()}
@@ -114,6 +129,7 @@ class KafkaLog:
         # one request each (a consumer's watermark query is one request per partition).
         self._admin = AdminClient({**base, "logger": client_logger("admin")})
         self._positions: dict[int, int] = {}
+        self._committed_ends: dict[int, int] = {}  # after this log's own transactions
         self._cond = threading.Condition()
         self._stopping = False
         self._error: BaseException | None = None
@@ -211,6 +227,8 @@ class KafkaLog:
         deadline = time.monotonic() + timeout
         ends = self.end_offsets(timeout)
         with self._cond:
+            for partition, end in self._committed_ends.items():
+                ends[partition] = max(ends.get(partition, 0), end)
             while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -224,6 +242,9 @@ class KafkaLog:
             if callback is not None:
                 callback(None if err is None else KafkaException(err))
 
+        if self.fence is not None:
+            self._write_fenced([(key, value)], callback)
+            return
         kwargs = {} if partition is None else {"partition": partition}
         while True:
             try:
@@ -233,7 +254,7 @@ class KafkaLog:
                 self._producer.poll(0.05)
         self._producer.poll(0)
 
-    def send_all(self, records: list[tuple[bytes | str | None, bytes | None]], callback: DoneCallback,
+    def send_all(self, records: Records, callback: DoneCallback,
                  producer: Producer | None = None) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
         runs once, after the broker answered for the last one. ``producer`` replaces the log's own (a
@@ -241,6 +262,9 @@ class KafkaLog:
         if not records:
             callback(None)
             return 0
+        if self.fence is not None and producer is None:
+            self._write_fenced(records, callback)
+            return len(records)
         pending = [len(records)]
         first_error: list[BaseException | None] = [None]
         lock = threading.Lock()
@@ -272,7 +296,15 @@ class KafkaLog:
 
         For large writes that the caller waits for anyway: a producer of its own with large batches and
         delivery reports for failures only (:data:`BULK_PRODUCER`), and one flush. Writes still queued on the
-        log's own producer are flushed first, so that the bulk records come after them."""
+        log's own producer are flushed first, so that the bulk records come after them. With a fence, the
+        records are one transaction of the fence, as every write of this log."""
+        if self.fence is not None:
+            batch = list(records)
+            try:
+                self._write_fenced(batch, None).result(timeout)
+            except FutureTimeoutError:
+                raise TimeoutError(f"Timed out writing {len(batch)} records to {self.topic}") from None
+            return len(batch)
         with self._bulk_lock:
             if self._producer.flush(timeout) > 0:
                 raise TimeoutError(f"Timed out writing to {self.topic}")
@@ -301,16 +333,56 @@ class KafkaLog:
         if err is not None:
             self._bulk_errors.append(KafkaException(err))
 
+    def _write_fenced(self, records: Records, callback: DoneCallback | None) -> Future:
+        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes)."""
+        fence, topic = self.fence, self.topic
+
+        def transaction() -> None:
+            error = None
+            written: dict[int, int] = {}
+
+            def delivered(err: KafkaError | None, msg: object) -> None:
+                if err is None:
+                    written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
+            try:
+                with fence.transaction() as producer:
+                    for key, value in records:
+                        producer.produce(topic, value, key, on_delivery=delivered)
+                # The markers follow the commit: until then a read_committed reader's end (the last stable
+                # offset) is short of these records, so reading to the end waits for them explicitly.
+                with self._cond:
+                    for partition, end in written.items():
+                        self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+            except Exception as e:  # noqa: BLE001 - reported to the caller
+                error = e
+            if callback is not None:
+                callback(error)
+            if error is not None:
+                raise error
+        return self._fenced_writer.submit(transaction)
+
     def poll(self, timeout: float = 0) -> None:
         """Serve delivery callbacks."""
         self._producer.poll(timeout)
 
     def flush(self, timeout: float = 30.0) -> int:
         """Wait for every write; return how many are still outstanding."""
+        if self._fenced_writer is not None and not self._stopping:
+            done = self._fenced_writer.submit(lambda: None)
+            try:
+                done.result(timeout)
+            except FutureTimeoutError:
+                return 1
         return self._producer.flush(timeout)
 
-    def write(self, records: list[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> None:
+    def write(self, records: Records, timeout: float = 30.0) -> None:
         """Write records and wait for the broker's acknowledgement; raise on any failure."""
+        if self.fence is not None:
+            try:
+                self._write_fenced(records, None).result(timeout)
+            except FutureTimeoutError:
+                raise TimeoutError(f"Timed out writing to {self.topic}") from None
+            return
         errors: list[BaseException] = []
         for key, value in records:
             self.send(key, value, callback=lambda e: errors.append(e) if e else None)
@@ -324,9 +396,11 @@ class KafkaLog:
         return list(self._partitions)
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._producer.flush(timeout)
+        self.flush(timeout)
         if self._bulk is not None:
             self._bulk.flush(timeout)
+        if self._fenced_writer is not None:
+            self._fenced_writer.shutdown(wait=False)
         self._stopping = True
         if self._thread is not None:
             self._thread.join(timeout)

@@ -229,7 +229,7 @@ def test_validation_of_the_error_settings(rt: ConnectRuntime, unique: str) -> No
         "The DLQ topic 'dead' may not be included in the list of topics ('topics=[a, dead]') consumed by the "
         "connector"]
     assert errors["errors.tolerance"] == ["Invalid value some for configuration errors.tolerance: String must be "
-                                          "one of (case insensitive): NONE, ALL"]
+                                          "one of (case insensitive): ALL, NONE"]
     assert "errors.retry.timeout" in errors
     regex = rt.validate_connector_config({"name": "v", "connector.class": "VerifyingSink", "topics.regex": "d.*",
                                           "errors.deadletterqueue.topic.name": "dead"})

@@ -188,7 +188,7 @@ def test_string_validators():
         NonEmptyString()("s", "")
     NonEmptyString()("s", None)
     CaseInsensitiveValidString.in_("none", "all")("t", "ALL")
-    with pytest.raises(ConfigException, match=r"String must be one of \(case insensitive\): NONE, ALL"):
+    with pytest.raises(ConfigException, match=r"String must be one of \(case insensitive\): ALL, NONE"):
         CaseInsensitiveValidString.in_("none", "all")("t", "some")
     ValidList.in_("a", "b")("l", ["a", "b"])
     with pytest.raises(ConfigException, match="^Invalid value c for configuration l: String must be one of: a, b$"):

@@ -152,7 +152,7 @@ def test_decimal_numeric_format():
     assert c.from_connect_data(TOPIC, Decimal.schema(2), D("1.56")).endswith(b'"payload":1.56}')
     assert c.from_connect_data(TOPIC, Decimal.schema(4), D("1.5600")).endswith(b'"payload":1.5600}')
     assert c.from_connect_data(TOPIC, Decimal.schema(-2), D("1.56E+4")).endswith(b'"payload":1.56E+4}')
-    with pytest.raises(ConfigException, match="String must be one of \\(case insensitive\\): BASE64, NUMERIC"):
+    with pytest.raises(ConfigException, match="String must be one of \\(case insensitive\\): NUMERIC, BASE64"):
         json_converter(**{"decimal.format": "text"})
 
 

@@ -18,6 +18,7 @@ from connect_magics.api.config import (
     ConfigException,
     ConfigValue,
     Importance,
+    LambdaValidator,
     Range,
     Type,
     Width,
@@ -29,6 +30,15 @@ from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import Transformation
 from connect_magics.errors import BadRequestError, NotFoundError
+from connect_magics.runtime.config.exactly_once import (
+    EXACTLY_ONCE_GROUP,
+    EXACTLY_ONCE_LEVELS,
+    EXACTLY_ONCE_SUPPORT,
+    TRANSACTION_BOUNDARIES,
+    TRANSACTION_BOUNDARY,
+    TRANSACTION_BOUNDARY_INTERVAL,
+    validate_exactly_once,
+)
 from connect_magics.runtime.plugins.registry import (
     PLUGIN_VERSION_SUFFIX,
     PluginDesc,
@@ -200,6 +210,35 @@ def connector_config_def(connector_type: str, worker: Mapping[str, str] | None =
         (cd.define("topic.creation.groups", Type.LIST, "", importance=Importance.LOW, group="Topic Creation",
                    order_in_group=1, width=Width.LONG, display_name="Topic Creation Groups",
                    documentation="Groups of configurations for topics created by source connectors")
+           .define(EXACTLY_ONCE_SUPPORT, Type.STRING, "requested", CaseInsensitiveValidString.in_(*EXACTLY_ONCE_LEVELS),
+                   importance=Importance.MEDIUM, group=EXACTLY_ONCE_GROUP, order_in_group=2, width=Width.SHORT,
+                   display_name="Exactly once support",
+                   documentation='Permitted values are requested, required. If set to "required", forces a '
+                   "preflight check for the connector to ensure that it can provide exactly-once semantics with the "
+                   "given configuration. Some connectors may be capable of providing exactly-once semantics but not "
+                   "signal to Connect that they support this; in that case, documentation for the connector should be "
+                   "consulted carefully before creating it, and the value for this property should be set to "
+                   '"requested". Additionally, if the value is set to "required" but the worker that performs '
+                   "preflight validation does not have exactly-once support enabled for source connectors, requests "
+                   "to create or validate the connector will fail.")
+           .define(TRANSACTION_BOUNDARY, Type.STRING, "poll", CaseInsensitiveValidString.in_(*TRANSACTION_BOUNDARIES),
+                   importance=Importance.MEDIUM, group=EXACTLY_ONCE_GROUP, order_in_group=3, width=Width.SHORT,
+                   display_name="Transaction Boundary",
+                   documentation="Permitted values are: poll, interval, connector. If set to 'poll', a new producer "
+                   "transaction will be started and committed for every batch of records that each task from this "
+                   "connector provides to Connect. If set to 'connector', relies on connector-defined transaction "
+                   "boundaries; note that not all connectors are capable of defining their own transaction "
+                   "boundaries, and in that case, attempts to instantiate a connector with this value will fail. "
+                   "Finally, if set to 'interval', commits transactions only after a user-defined time interval has "
+                   "passed.")
+           .define(TRANSACTION_BOUNDARY_INTERVAL, Type.LONG, None,
+                   LambdaValidator(_at_least_zero_or_null, "[0,...]"),
+                   importance=Importance.LOW, group=EXACTLY_ONCE_GROUP, order_in_group=4, width=Width.SHORT,
+                   display_name="Transaction boundary interval",
+                   documentation="If 'transaction.boundary' is set to 'interval', determines the interval for producer "
+                   "transaction commits by connector tasks. If unset, defaults to the value of the worker-level "
+                   "'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is "
+                   "specified.")
            .define("offsets.storage.topic", Type.STRING, None, importance=Importance.LOW, group="offsets.topic",
                    order_in_group=1, width=Width.LONG, display_name="Offsets topic",
                    documentation="The name of a separate offsets topic to use for this connector. If empty or "
@@ -210,6 +249,11 @@ def connector_config_def(connector_type: str, worker: Mapping[str, str] | None =
                    "the worker's). Only applicable in distributed mode; in standalone mode, setting this property "
                    "will have no effect."))
     return cd
+
+
+def _at_least_zero_or_null(name: str, value: Any) -> None:
+    if value is not None and value < 0:
+        raise ConfigException(name, value, "Value must be at least 0")
 
 
 def _full_match(regex: str, topic: str) -> bool:
@@ -403,6 +447,8 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
                 target = ConfigValue(key, config.get(key))
                 extra.append(target)
             target.errors.append(message)
+        if desc is not None:
+            validate_exactly_once(desc.cls(), dict(config), values, worker)
     for key in config:
         if key.startswith(OVERRIDE_PREFIXES) and worker_override_policy == "None":
             cv = ConfigValue(key, config[key])

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
+from connect_magics.runtime.config.exactly_once import check_worker_setting
 from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
@@ -33,14 +34,20 @@ DEFAULTS: dict[str, str] = {
     "topic.tracking.enable": "true",
     "topic.tracking.allow.reset": "true",
     "connector.client.config.override.policy": "All",
+    "exactly.once.source.support": "disabled",
     "status.storage.request.timeout.ms": "1500",
+    # the group (runtime/group/): Kafka Connect's defaults, and ours for forwarded writes
+    "session.timeout.ms": "10000",
+    "heartbeat.interval.ms": "3000",
+    "rebalance.timeout.ms": "60000",
+    "leader.request.timeout.ms": "30000",
 }
 
 #: Worker properties that are not passed on to Kafka clients.
 _WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "value.converter", "header.converter",
                          "topic.", "task.", "connector.", "plugin.", "rest.", "listeners", "group.id",
                          "producer.", "consumer.", "admin.", "internal.", "worker.", "scheduled.",
-                         "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.")
+                         "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.", "leader.")
 #: Client settings that apply to every client when set at the worker's top level.
 CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
                         "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms")
@@ -52,13 +59,15 @@ class WorkerConfig(Mapping[str, str]):
     def __init__(self, bootstrap_servers: str, group_id: str, props: Mapping[str, object] | None = None) -> None:
         merged = dict(DEFAULTS)
         merged.update({"config.storage.topic": f"{group_id}-configs", "offset.storage.topic": f"{group_id}-offsets",
-                       "status.storage.topic": f"{group_id}-status"})
+                       "status.storage.topic": f"{group_id}-status",
+                       "task.control.storage.topic": f"{group_id}-task-control"})
         merged.update({k: _to_str(v) for k, v in (props or {}).items()})
         merged["bootstrap.servers"] = bootstrap_servers
         merged["group.id"] = group_id
         self._props = merged
         for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "offset.storage.partitions",
-                    "status.storage.partitions", "task.shutdown.graceful.timeout.ms"):
+                    "status.storage.partitions", "task.shutdown.graceful.timeout.ms", "session.timeout.ms",
+                    "heartbeat.interval.ms", "rebalance.timeout.ms", "leader.request.timeout.ms"):
             self.int(key)
         for key in ("topic.creation.enable", "topic.tracking.enable", "topic.tracking.allow.reset"):
             self.bool(key)
@@ -66,6 +75,7 @@ class WorkerConfig(Mapping[str, str]):
         if policy not in ("None", "Principal", "All"):
             raise ConfigException("connector.client.config.override.policy", policy,
                                   "Must be one of None, Principal, All")
+        check_worker_setting(self._props)  # KIP-618's exactly.once.source.support
         self.retry_policy = RetryPolicy.from_worker_config(self._props)
         timeout = self.int("status.storage.request.timeout.ms")  # ours: see docs/status-and-topics.md
         if not 10 <= timeout <= 2**31 - 1:

@@ -1,14 +1,14 @@
-"""Fencing replaced task instances: one mechanism for Spark retries, speculative copies and other processes.
+"""Fencing replaced task instances: Spark retries, speculative copies, and tasks of a runtime that lost its group.
 
 A task instance that was replaced (a Spark task retried after its Python worker was lost, a speculative
 copy, a round that outlived its successor, a runtime that lost its group) must never commit offsets
-after its successor started. Every fenced instance commits through a transactional producer whose id
-names the task, ``{group.id}-{connector}-{task}`` (the transactional id Kafka Connect gives source tasks
-under KIP-618). :meth:`TaskFence.claim` initialises it, which makes the broker fence every earlier
-producer with that id: their next transaction fails with ``PRODUCER_FENCED`` and they stop without
-committing. Source offsets are written to the offsets topic inside the transaction; sink offsets are
-sent to the consumer group inside it (``send_offsets_to_transaction``, which also checks the consumer's
-group generation).
+after its successor started. Every fenced instance commits through a :class:`TaskFence`, the
+:class:`~connect_magics.storage.fence.ProducerFence` whose transactional id names the task,
+``{group.id}-{connector}-{task}`` (the id Kafka Connect gives source tasks under KIP-618). Claiming it
+makes the broker fence every earlier instance: their next transaction fails with ``PRODUCER_FENCED`` and
+they stop without committing. Source offsets are written to the offsets topic inside the transaction;
+sink offsets are sent to the consumer group inside it (``send_offsets_to_transaction``, which also checks
+the consumer's group generation).
 
 >>> fence = TaskFence("nb", TaskId("lines", 0), {"bootstrap.servers": "127.0.0.1:9092"})  # doctest: +SKIP
 >>> fence.claim()                                                       # doctest: +SKIP
@@ -18,26 +18,17 @@ group generation).
 
 from __future__ import annotations
 
-import contextlib
-import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
-from connect_magics.api.errors import ConnectException
 from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.fence import FencedError, ProducerFence
 
 if TYPE_CHECKING:
     from connect_magics.runtime.worker.task_runner import TaskId
 
-log = logging.getLogger(__name__)
 
-_FENCED = {KafkaError._FENCED, getattr(KafkaError, "PRODUCER_FENCED", 90), KafkaError.INVALID_PRODUCER_EPOCH}
-
-
-class TaskFencedError(ConnectException):
+class TaskFencedError(FencedError):
     """A newer instance of this task started: this one may no longer commit, and stops."""
 
 
@@ -51,73 +42,22 @@ def transactional_id(group_id: str, task_id: TaskId) -> str:
     return f"{group_id}-{task_id.connector}-{task_id.task}"
 
 
-def is_fenced(error: BaseException) -> bool:
-    """True if ``error`` says a newer producer with the same transactional id started."""
-    if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
-        return error.args[0].code() in _FENCED
-    return False
+class TaskFence(ProducerFence):
+    """One task instance's right to commit (see the module's docs)."""
 
-
-def _fatal(error: BaseException) -> bool:
-    return isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError) \
-        and error.args[0].fatal()
-
-
-class TaskFence:
-    """One task instance's right to commit, held by a transactional producer (see the module's docs)."""
+    error_class = TaskFencedError
+    successor = "a newer instance of it started"
 
     def __init__(self, group_id: str, task_id: TaskId, client_config: Mapping[str, Any],
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, producer_config: Mapping[str, Any] | None = None) -> None:
+        """``producer_config``: the task's own producer settings, for a fence that also writes its records
+        (exactly-once sources); otherwise only the connection settings of ``client_config`` are used."""
+        config = {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
+        super().__init__(transactional_id(group_id, task_id), {**config, **(producer_config or {})},
+                         timeout, what=f"Task {task_id}")
         self.task_id = task_id
-        self.transactional_id = transactional_id(group_id, task_id)
-        self.timeout = timeout
-        self._config = {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
-        self._producer: Producer | None = None
-
-    def claim(self) -> None:
-        """Become the task's current instance: every earlier instance's commits are refused from now on."""
-        producer = Producer({**self._config, "transactional.id": self.transactional_id,
-                             "enable.idempotence": True, "logger": client_logger("producer")})
-        producer.init_transactions(self.timeout)
-        self._producer = producer
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[Producer]:
-        """A transaction on the fence's producer, committed on exit; raises :class:`TaskFencedError` if a
-        newer instance claimed the task, and aborts (re-raising) on any other failure."""
-        if self._producer is None:
-            self.claim()
-        producer = self._producer
-        try:
-            producer.begin_transaction()
-            yield producer
-            producer.flush(self.timeout)
-            producer.commit_transaction(self.timeout)
-        except BaseException as e:
-            # A fenced producer's error can surface as the commit's, the flush's or a callback's; its
-            # abort then fails with the same fatal error.
-            if is_fenced(e) or _fatal(e) or not self._abort():
-                self._producer = None
-                raise TaskFencedError(f"Task {self.task_id} was fenced: a newer instance of it started "
-                                      f"(transactional id {self.transactional_id})") from e
-            raise
 
     def commit_consumer_offsets(self, offsets: list, group_metadata: Any) -> None:
         """Commit a sink task's consumer offsets inside a transaction of this fence."""
         with self.transaction() as producer:
             producer.send_offsets_to_transaction(offsets, group_metadata, self.timeout)
-
-    def _abort(self) -> bool:
-        """Abort the open transaction; False if the producer was fenced (or failed fatally)."""
-        try:
-            self._producer.abort_transaction(self.timeout)
-        except KafkaException as e:
-            if is_fenced(e) or _fatal(e):
-                return False
-            log.warning("Task %s could not abort its transaction: %s", self.task_id, e)
-        return True
-
-    def close(self) -> None:
-        if self._producer is not None:
-            self._producer.flush(self.timeout)
-            self._producer = None

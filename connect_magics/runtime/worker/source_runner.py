@@ -182,22 +182,27 @@ class SourceTaskRunner(TaskRunner):
             self._maybe_commit()
             return
         self._check_send_error()
-        if self._retry is not None:
-            records, self._retry = self._retry, None
-        else:
-            started = time.perf_counter()
-            try:
-                records = self.task.poll()
-            except RetriableException:
-                log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
-                records = None
-            if records is not None:
-                self.task_metrics.poll_times.record(time.perf_counter() - started)
-                self.task_metrics.polled.record(len(records))
+        records = self._poll_records()
         if records:
             self._send(records)
         self._producer.poll(0)
         self._maybe_commit()
+
+    def _poll_records(self) -> list[SourceRecord] | None:
+        """The records to send now: those a retriable failure left over, else the task's next ``poll()``."""
+        if self._retry is not None:
+            records, self._retry = self._retry, None
+            return records
+        started = time.perf_counter()
+        try:
+            records = self.task.poll()
+        except RetriableException:
+            log.info("Task %s: retriable error from poll; polling again", self.id, exc_info=True)
+            return None
+        if records is not None:
+            self.task_metrics.poll_times.record(time.perf_counter() - started)
+            self.task_metrics.polled.record(len(records))
+        return records
 
     def _send(self, records: list[SourceRecord]) -> None:
         produce, apply = self._producer.produce, self.chain.apply if self.chain.stages else None

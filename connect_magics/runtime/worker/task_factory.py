@@ -21,8 +21,10 @@ from connect_magics.runtime.config.connector_config import (
     client_overrides,
     resolve_converter,
 )
+from connect_magics.runtime.config.exactly_once import TransactionBoundary, exactly_once_enabled
 from connect_magics.runtime.plugins.metrics import TaskPlugins
 from connect_magics.runtime.plugins.registry import PluginDesc, python_name
+from connect_magics.runtime.worker.exactly_once_source import ExactlyOnceSourceTaskRunner
 from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.sink_runner import SinkTaskRunner
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner
@@ -87,10 +89,16 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
         value_converter=converters["value.converter"][1], header_converter=converters["header.converter"][1],
         chain=chain, version=version, producer_config=producer_config,
         admin_config={**wc.client_config("admin"), **client_overrides(config, "admin", policy)})
-    if desc.type == "source":
+    if desc.type == "source" and exactly_once_enabled(wc):  # KIP-618: records and offsets in one transaction
+        stores = offset_stores or []
+        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, producer_config=producer_config)
+        runner: TaskRunner = ExactlyOnceSourceTaskRunner(
+            **common, offset_stores=stores, fence=fence,
+            boundary=TransactionBoundary.of(config, wc.int("offset.flush.interval.ms")))
+    elif desc.type == "source":
         stores = offset_stores or []
         fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config) if spec.fenced else None
-        runner: TaskRunner = SourceTaskRunner(**common, offset_stores=stores, fence=fence)
+        runner = SourceTaskRunner(**common, offset_stores=stores, fence=fence)
     else:  # a sink's producer and admin client serve its dead letter queue
         consumer_config = {**wc.client_config("consumer"), **client_overrides(config, "consumer", policy)}
         fence = TaskFence(wc["group.id"], spec.task_id, consumer_config) if spec.fenced else None

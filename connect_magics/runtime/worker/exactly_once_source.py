@@ -1,0 +1,170 @@
+"""Exactly-once source tasks (KIP-618): records and their source offsets in one transaction.
+
+With ``exactly.once.source.support=enabled`` a source task writes through its fence's transactional
+producer (``{group.id}-{connector}-{task}``, claimed when the task starts, which fences every earlier
+instance). A transaction holds the records of one or more ``poll()`` batches and, at its end, the
+offsets of those records: a ``read_committed`` consumer sees a record exactly once, and the offsets
+topic (read ``read_committed``) never moves past what was committed with it. When the transaction ends
+is the connector's ``transaction.boundary``: after every ``poll()`` batch (``poll``, the default), every
+``transaction.boundary.interval.ms`` (``interval``), or when the task asks through its
+:class:`~connect_magics.api.connector.TransactionContext` (``connector``).
+
+>>> TransactionRequests().split([1, 2, 3])  # no requests: one segment, ended by the boundary
+[([1, 2, 3], None)]
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from connect_magics.api.connector import SourceTaskContext, TransactionContext
+from connect_magics.api.records import SourceRecord
+from connect_magics.runtime.config.exactly_once import TransactionBoundary
+from connect_magics.runtime.worker.source_runner import SourceTaskRunner, StoreOffsetReader, SubmittedRecords
+from connect_magics.storage.offset_store import validate_format, write_offsets
+
+log = logging.getLogger(__name__)
+
+COMMIT, ABORT = "commit", "abort"
+
+
+class TransactionRequests(TransactionContext):
+    """What a task asked of its transactions during one ``poll()``: an end after given records, or after
+    the batch."""
+
+    def __init__(self) -> None:
+        self.after: list[tuple[Any, str]] = []  # (record, COMMIT | ABORT), in the order asked
+        self.batch: str | None = None
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        self._ask(record, COMMIT)
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        self._ask(record, ABORT)
+
+    def _ask(self, record: SourceRecord | None, action: str) -> None:
+        if record is None:
+            self.batch = action
+        else:
+            self.after.append((record, action))
+
+    def split(self, records: list) -> list[tuple[list, str | None]]:
+        """``records`` cut after each record a request names: segments and how each ends (None: by the
+        boundary); the requests are taken.
+
+        >>> r = TransactionRequests(); r.commit_transaction(2); r.split([1, 2, 3])
+        [([1, 2], 'commit'), ([3], None)]
+        """
+        asked = {id(record): action for record, action in self.after}
+        segments, start = [], 0
+        for i, record in enumerate(records):
+            action = asked.get(id(record))
+            if action is not None:
+                segments.append((records[start:i + 1], action))
+                start = i + 1
+        if start < len(records) or not segments:
+            segments.append((records[start:], None))
+        if self.batch is not None:
+            last, action = segments[-1]
+            segments[-1] = (last, action or self.batch)
+        self.after, self.batch = [], None
+        return segments
+
+
+class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
+    """A source task whose records and offsets commit together (see the module's docs)."""
+
+    def __init__(self, *args: Any, boundary: TransactionBoundary, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.fence is None:
+            raise ValueError("An exactly-once source task needs a fence (its transactional producer)")
+        self.boundary = boundary
+        self.requests = TransactionRequests() if boundary.kind == "connector" else None
+        self._open_since: float | None = None  # monotonic time the open transaction began
+
+    def initialize(self) -> None:
+        for store in self.offset_stores:  # read_committed: what earlier instances committed, nothing else
+            store.read_to_end()
+        self._producer = self.fence.producer
+        self.task.initialize(SourceTaskContext(self.task_config,
+                                               StoreOffsetReader(self.id.connector, self.offset_stores),
+                                               self.requests))
+
+    def execute_once(self) -> None:
+        if not self.wait_while_paused():
+            self._maybe_commit()
+            return
+        self._check_send_error()
+        records = self._poll_records()
+        if records:
+            segments = self.requests.split(records) if self.requests is not None else [(records, None)]
+            for segment, end in segments:
+                self._begin()
+                self._send(segment)
+                if self._retry is not None:  # a topic could not be created yet: the rest goes next time
+                    return
+                if end == COMMIT:
+                    self.commit_transaction()
+                elif end == ABORT:
+                    self.abort_transaction()
+            if self.boundary.kind == "poll":
+                self.commit_transaction()
+        self._producer.poll(0)
+        self._maybe_commit()
+
+    def _begin(self) -> None:
+        if self._open_since is None:
+            self.fence.begin()
+            self._open_since = time.monotonic()
+
+    def _maybe_commit(self) -> None:
+        if self.boundary.kind == "interval" and self._open_since is not None \
+                and time.monotonic() - self._open_since >= self.boundary.interval_ms / 1000:
+            self.commit_transaction()
+
+    def commit_transaction(self) -> None:
+        """Write the offsets of the transaction's records into it and commit; raises TaskFencedError if a
+        newer instance started, and fails the task if a record could not be written."""
+        if self._open_since is None:
+            return
+        self._producer.flush(self.flush_timeout)  # every record's delivery report: acknowledged or failed
+        self._check_send_error()
+        offsets = self.submitted.committable()
+        errors: list[BaseException] = []
+        if offsets:
+            for partition, offset in offsets:
+                validate_format(partition)
+                validate_format(offset)
+            write_offsets(self.offset_stores, self.id.connector, offsets,
+                          lambda err: errors.append(err) if err is not None else None, self.flush_timeout,
+                          self._producer)
+        self.fence.commit()
+        self._open_since = None
+        self._last_commit = time.monotonic()
+        if errors:
+            raise errors[0]
+        self._task_commit()
+
+    def abort_transaction(self) -> None:
+        """Drop the open transaction: its records are never read committed and their offsets are forgotten."""
+        if self._open_since is None:
+            return
+        self.fence.abort()
+        self._open_since = None
+        self.submitted = SubmittedRecords()  # late delivery reports of the purged records go to the old one
+
+    def commit_offsets(self, wait: bool) -> bool:
+        self.commit_transaction()
+        return True
+
+    def commit_on_stop(self) -> None:
+        """Commit the open transaction when stopping normally; abort it after a failure."""
+        if self._failed or self.submitted.error is not None:
+            self.abort_transaction()
+        else:
+            self.commit_transaction()
+
+    def close(self) -> None:
+        """The producer is the fence's: the fence closes it."""
