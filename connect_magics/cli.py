@@ -8,6 +8,7 @@ import socket
 import sys
 import threading
 
+from connect_magics.api.config import ConfigException
 from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
 from connect_magics.local.broker import default_data_dir
 
@@ -58,7 +59,11 @@ def _worker(args: argparse.Namespace) -> int:
     from connect_magics.rest import RestAuth, RestAuthError, RestServer
     from connect_magics.rest.auth import check_listener
 
-    props = load_properties(args.config) if args.config else {}
+    try:
+        props = load_properties(args.config) if args.config else {}
+    except OSError as e:
+        print(f"error: --config {args.config}: {e.strerror or e}", file=sys.stderr)
+        return 2
     bootstrap = props.pop("bootstrap.servers", None)  # the options win over the file
     bootstrap = args.bootstrap_servers or bootstrap
     if not bootstrap:
@@ -74,12 +79,17 @@ def _worker(args: argparse.Namespace) -> int:
     except RestAuthError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    port = args.rest_port if args.rest_port is not None else int(props.get("rest.port", 8083))
+    port = args.rest_port
+    if port is None:
+        try:
+            port = int(props.get("rest.port", 8083))
+        except ValueError:
+            raise ConfigException("rest.port", props["rest.port"], "Not a number of type INT") from None
     props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     with ConnectRuntime(bootstrap, group, props) as rt, RestServer(rt, host, int(props["rest.port"]), auth) as server:
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
         print(f"Kafka Connect REST API at {server.url} (group.id {group}); stop with SIGTERM or Ctrl-C", flush=True)
         stop.wait()
     return 0
@@ -121,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (BrokerError, JavaNotFoundError, KafkaDownloadError) as e:
+    except (BrokerError, JavaNotFoundError, KafkaDownloadError, ConfigException) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

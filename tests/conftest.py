@@ -52,6 +52,15 @@ def second_broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
     b.stop()
 
 
+@pytest.fixture(scope="module")
+def outage_broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
+    """A broker of the test module's own, which its tests stop and start (outages)."""
+    b = EmbeddedBroker(tmp_path_factory.mktemp("outage-broker"))
+    b.start()
+    yield b
+    b.stop()
+
+
 @pytest.fixture
 def unique() -> str:
     """A short unique suffix for topic, group and connector names."""

@@ -90,6 +90,8 @@ class RegexValidator(Validator):
     """The value must be a valid Java regular expression (see :mod:`connect_magics.java_regex`)."""
 
     def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None:  # Kafka's message would be "Invalid regex: null"
+            raise ConfigException(name, value, "Invalid regex: a regular expression is required")
         try:
             compile_java_regex(value)
         except (JavaRegexError, TypeError) as e:
@@ -356,14 +358,14 @@ class InsertField(_KeyOrValue):
         return self.new_record(record, updated_schema, updated)
 
 
-def _parse_renames(mappings: list[str]) -> dict[str, str]:
+def _parse_renames(mappings: list[str], name: str = "renames") -> dict[str, str]:
     renames = {}
     for mapping in mappings:
         parts = mapping.split(":")
         while parts and parts[-1] == "":  # Java's String.split drops trailing empty strings
             parts.pop()
         if len(parts) != 2:
-            raise ConfigException("renames", mappings, f"Invalid rename mapping: {mapping}")
+            raise ConfigException(name, mappings, f"Invalid rename mapping: {mapping}")
         renames[parts[0]] = parts[1]
     return renames
 
@@ -385,7 +387,7 @@ class ReplaceField(_KeyOrValue):
                   .define("include", Type.LIST, [], None, Importance.MEDIUM,
                           "Fields to include. If specified, only these fields will be used.")
                   .define("renames", Type.LIST, [],
-                          LambdaValidator(lambda name, value: _parse_renames(value),
+                          LambdaValidator(lambda name, value: _parse_renames(value, name),
                                           "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
                           Importance.MEDIUM, "Field rename mappings.")
                   .define("replace.null.with.default", Type.BOOLEAN, True, None, Importance.MEDIUM, _REPLACE_NULL_DOC)

@@ -65,9 +65,20 @@ class StatusBoard(W.VBox):
         self.table.value = self._html()
         self._build_actions()
 
+    def _group_html(self) -> str:
+        """Which part this runtime plays in its group (a remote runtime has none to show)."""
+        role = getattr(self.rt, "role", None)
+        if role is None:
+            return ""
+        group = html.escape(str(self.rt.worker_config["group.id"]))
+        what = {"leader": "the <b>leader</b> of group {g}: it runs the connectors and tasks",
+                "follower": "a <b>follower</b> in group {g}: the leader runs the tasks and applies changes",
+                }.get(role, "joining group {g}")
+        return f"<p style='margin:2px 0'>This runtime is {what.format(g=group)}.</p>"
+
     def _html(self) -> str:
         if not self.statuses:
-            return "<p><i>No connectors.</i></p>"
+            return self._group_html() + "<p><i>No connectors.</i></p>"
         head = "".join(f"<th style='text-align:left;padding:2px 8px'>{h}</th>"
                        for h in ("connector", "type", "task", "state", "worker", "trace"))
         rows = []
@@ -79,7 +90,7 @@ class StatusBoard(W.VBox):
                          html.escape(ident), state_html(s.get("state", "")), html.escape(s.get("worker_id", "")),
                          html.escape(trace[0][:200]) if trace else ""]
                 rows.append("<tr>" + "".join(f"<td style='padding:2px 8px'>{c}</td>" for c in cells) + "</tr>")
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        return self._group_html() + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
     def _build_actions(self) -> None:
         rows, self.action_buttons = [], {}

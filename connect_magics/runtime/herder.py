@@ -51,6 +51,7 @@ from connect_magics.storage.status_store import StatusStore
 
 log = logging.getLogger(__name__)
 
+NOT_A_CONFIG = "Connector config must be a JSON object of string keys and values"
 INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
 
 
@@ -187,8 +188,8 @@ class Herder:
 
     def _validated(self, name: str, config: dict[str, Any]) -> dict[str, str]:
         if not isinstance(config, dict):
-            raise BadRequestError("Connector config must be a JSON object of string keys and values")
-        config = {str(k): _str(v) for k, v in config.items()}
+            raise BadRequestError(NOT_A_CONFIG)
+        config = {str(k): _setting(str(k), v) for k, v in config.items()}
         if not name or not name.strip():  # Kafka Connect's ConfigDef.NonEmptyString on ``name``
             raise BadRequestError(invalid_config_message(
                 [f"Invalid value {name or ''} for configuration name: String may not be empty"]))
@@ -244,11 +245,13 @@ class Herder:
     def patch_connector_config(self, name: str, partial: dict[str, Any]) -> dict:
         with self._lock:
             config = self._config(name, "Connector {c} not found")
+            if not isinstance(partial, dict):
+                raise BadRequestError(NOT_A_CONFIG)
             for k, v in partial.items():
                 if v is None:
                     config.pop(k, None)
                 else:
-                    config[k] = _str(v)
+                    config[k] = _setting(k, v)
             info = self.update_connector(name, config)
             info.pop("created", None)
             return info
@@ -609,6 +612,18 @@ def _str(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_str(v) for v in value)
     return str(value)
+
+
+def _setting(key: str, value: Any) -> str:
+    """A connector setting as the string it is stored as; 400 naming ``key`` for a value that is none of a
+    string, number, boolean or list of those (Kafka Connect's REST layer cannot read one either)."""
+    scalars = (str, int, float, bool)
+    if isinstance(value, scalars) or (isinstance(value, (list, tuple)) and all(isinstance(v, scalars)
+                                                                               for v in value)):
+        return _str(value)
+    kind = "null" if value is None else "an object" if isinstance(value, dict) else type(value).__name__
+    raise BadRequestError(f"Invalid value {value!r} for configuration {key}: connector settings must be strings, "
+                          f"numbers, booleans or lists of those, not {kind}")
 
 
 def _java_plugin_desc(desc: PluginDesc) -> str:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.errors import BadRequestError, ConflictError
+from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.group.forwarding import RequestChannel
 from connect_magics.runtime.group.membership import GroupMembership, Role
@@ -80,6 +81,9 @@ class ConnectRuntime:
         self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
+        check_worker_converters(self.worker_config, self.plugins)
+        if not isinstance(executor, Executor) and executor not in ("threads", "spark"):  # before any topic
+            raise ValueError(f"Invalid value {executor} for executor: must be 'threads', 'spark' or an Executor")
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
@@ -174,19 +178,17 @@ class ConnectRuntime:
     def _executor(self, name: str) -> Executor:
         if name == "threads":
             return ThreadExecutor(fence_tasks=True)  # a runtime that lost its group must not commit
-        if name == "spark":
-            from connect_magics.spark.executor import SparkExecutor
-            from connect_magics.spark.session import spark_session
+        from connect_magics.spark.executor import SparkExecutor
+        from connect_magics.spark.session import spark_session
 
-            self.spark = spark_session(self.spark)
-            return SparkExecutor(self.spark, self.worker_config, self.plugins)
-        raise ValueError(f"Invalid value {name} for executor: must be 'threads', 'spark' or an Executor")
+        self.spark = spark_session(self.spark)
+        return SparkExecutor(self.spark, self.worker_config, self.plugins)
 
     # -- connectors ---------------------------------------------------------------------------------
     @on_leader
     def create_connector(self, name: str, config: Mapping[str, Any], initial_state: str | None = None) -> dict:
         """Create and start a connector; returns ``{"name", "config", "tasks", "type"}``."""
-        return self.herder.create_connector(name, dict(config), initial_state)
+        return self.herder.create_connector(name, _as_dict(config), initial_state)
 
     def connectors(self) -> list[str]:
         return self.herder.connectors()
@@ -203,12 +205,12 @@ class ConnectRuntime:
     @on_leader
     def update_connector(self, name: str, config: Mapping[str, Any]) -> dict:
         """Create or replace the config (PUT); the result has ``created`` True if it was new."""
-        return self.herder.update_connector(name, dict(config))
+        return self.herder.update_connector(name, _as_dict(config))
 
     @on_leader
     def patch_connector_config(self, name: str, partial: Mapping[str, Any]) -> dict:
         """Change some keys (a None value removes a key) and restart the connector."""
-        return self.herder.patch_connector_config(name, dict(partial))
+        return self.herder.patch_connector_config(name, _as_dict(partial))
 
     @on_leader
     def delete_connector(self, name: str) -> None:
@@ -516,6 +518,11 @@ class ConnectRuntime:
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------
+
+
+def _as_dict(config: Any) -> Any:
+    """A copy of a config mapping; anything else as it is, for the herder to refuse with a 400."""
+    return dict(config) if isinstance(config, Mapping) else config
 
 
 def _json_args(values: Any) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from connect_magics.storage.fence import ProducerFence
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, text_key
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,21 @@ class ConfigSnapshot:
     inconsistent: set[str] = field(default_factory=set)
 
 
+#: What the value of each kind of config record must be (by key prefix), for messages about bad records.
+_SHAPES = {"target-state-": '{"state": ..., "state.v2": ...}',
+           "connector-": '{"properties": {...}} with string values',
+           "task-": '{"properties": {...}} with string values',
+           "commit-": '{"tasks": N} with N a whole number >= 0'}
+
+
+def _properties(data: dict) -> dict[str, str]:
+    """The ``properties`` of a connector or task config record; BadRecord unless they are strings."""
+    props = data.get("properties")
+    if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
+        raise BadRecord(f'the value must be {_SHAPES["connector-"]}, not {json.dumps(data)[:200]}')
+    return dict(props)
+
+
 class ConfigStore:
     """Reads and writes the config topic; ``on_change(kind, connector)`` fires for applied updates."""
 
@@ -83,8 +98,9 @@ class ConfigStore:
         if key is None:
             log.warning("Discarding config update record with no key")
             return
-        k = key.decode()
-        data = json.loads(value) if value is not None else None
+        k = text_key(key)
+        data = json_object(value, next((shape for prefix, shape in _SHAPES.items() if k.startswith(prefix)),
+                                       "a JSON object"))
         with self._lock:
             s = self.snapshot
             if k.startswith("target-state-"):
@@ -117,7 +133,7 @@ class ConfigStore:
                     s.inconsistent.discard(name)
                     self._on_change("removed", name)
                 else:
-                    s.connector_configs[name] = dict(data["properties"])
+                    s.connector_configs[name] = _properties(data)
                     s.target_states.setdefault(name, TargetState.STARTED)
                     self._on_change("connector", name)
             elif k.startswith("task-"):
@@ -125,12 +141,18 @@ class ConfigStore:
                     log.warning("Ignoring unexpectedly null task config %s", k)
                     return
                 name, _, num = k[len("task-"):].rpartition("-")
-                self._deferred.setdefault(name, {})[int(num)] = dict(data["properties"])
+                if not name or not num.isdigit():
+                    raise BadRecord("a task config key must be task-{connector}-{task number}")
+                self._deferred.setdefault(name, {})[int(num)] = _properties(data)
             elif k.startswith("commit-"):
                 name = k[len("commit-"):]
-                if data is None or name not in s.connector_configs:
+                if data is None:
+                    raise BadRecord(f'the value must be {_SHAPES["commit-"]}, not null')
+                if name not in s.connector_configs:  # a deleted connector's (as Kafka Connect, ignored)
                     return
-                count = int(data["tasks"])
+                count = data.get("tasks")
+                if type(count) is not int or count < 0:
+                    raise BadRecord(f'the value must be {_SHAPES["commit-"]}, not "tasks": {json.dumps(count)}')
                 deferred = self._deferred.pop(name, {})
                 if any(i not in deferred for i in range(count)):
                     s.inconsistent.add(name)

@@ -41,6 +41,10 @@ def is_fenced(error: BaseException) -> bool:
     return False
 
 
+def _retriable(error: KafkaException) -> bool:
+    return bool(error.args) and isinstance(error.args[0], KafkaError) and error.args[0].retriable()
+
+
 def _fatal(error: BaseException) -> bool:
     return isinstance(error, KafkaException) and bool(error.args) and isinstance(error.args[0], KafkaError) \
         and error.args[0].fatal()
@@ -61,6 +65,8 @@ class ProducerFence:
         self._config = dict(client_config)
         self._producer: Producer | None = None
         self._fenced = False
+        self._claiming: threading.Thread | None = None  # a claim going on in the background
+        self._closed = threading.Event()
         self._lock = threading.Lock()  # one transaction at a time
 
     @property
@@ -75,14 +81,54 @@ class ProducerFence:
         """True while this holder may write: claimed and not fenced since."""
         return self._producer is not None
 
-    def claim(self) -> None:
+    def claim(self, wait: bool = True) -> None:
         """Become the current holder: every earlier holder's transactions are refused from now on (an
-        open one is aborted)."""
+        open one is aborted). Without ``wait`` the claim goes on in the background, retried while the
+        broker cannot be reached, and the first transaction waits for it (an at-least-once task starts at
+        once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile)."""
+        self._closed.clear()
+        if wait:
+            self._claim_now()
+            return
+        self._claiming = threading.Thread(target=self._claim_until_done, name=f"claim-{self.transactional_id}",
+                                          daemon=True)
+        self._claiming.start()
+
+    def _claim_now(self) -> None:
         producer = Producer({**self._config, "transactional.id": self.transactional_id,
                              "enable.idempotence": True, "logger": client_logger("producer")})
         producer.init_transactions(self.timeout)
         with self._lock:
             self._producer, self._fenced = producer, False
+
+    def _claim_until_done(self) -> None:
+        while not self._closed.is_set():
+            try:
+                self._claim_now()
+                return
+            except KafkaException as e:
+                if not e.args[0].retriable():
+                    log.error("%s could not claim transactional id %s: %s", self.what, self.transactional_id, e)
+                    return
+                log.warning("%s: claiming transactional id %s failed, retrying: %s", self.what,
+                            self.transactional_id, e)
+                self._closed.wait(1.0)
+
+    def wait_claimed(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for a claim going on in the background; True if this holder may write."""
+        claiming = self._claiming
+        if claiming is not None and claiming.is_alive():
+            claiming.join(timeout)
+        return self.claimed
+
+    def _await_claim(self) -> None:
+        claiming = self._claiming
+        if claiming is not None and claiming.is_alive():
+            claiming.join(self.timeout)
+            if claiming.is_alive():
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+                                                f"{self.what} has not claimed transactional id "
+                                                f"{self.transactional_id} yet (is the broker reachable?)"))
 
     def _refused(self, cause: BaseException | None = None) -> FencedError:
         reason = self.successor if cause is not None or self._fenced else "it was not claimed here"
@@ -95,6 +141,7 @@ class ProducerFence:
     def transaction(self) -> Iterator[Producer]:
         """A transaction, committed on exit; raises :attr:`error_class` if a newer holder claimed the fence
         (or it was never claimed), and aborts (re-raising) on any other failure."""
+        self._await_claim()
         with self._lock:
             producer = self.begin()
             try:
@@ -107,6 +154,7 @@ class ProducerFence:
     def begin(self) -> Producer:
         """Open a transaction and return the producer to write in it (for transactions that span several
         steps, as an exactly-once source task's; end it with :meth:`commit` or :meth:`abort`)."""
+        self._await_claim()
         producer = self._producer
         if producer is None:
             raise self._refused()
@@ -118,17 +166,25 @@ class ProducerFence:
         return producer
 
     def commit(self) -> None:
-        """Flush and commit the open transaction; raises :attr:`error_class` if fenced (after aborting
-        what can be), re-raises other failures after an abort."""
+        """Commit the open transaction (its records are flushed first). A broker that cannot be reached is
+        waited for: librdkafka keeps the transaction, and the commit is tried again. Raises
+        :attr:`error_class` if fenced; other failures abort the transaction and are re-raised."""
         producer = self._producer
         if producer is None:
             raise self._refused()
-        try:
-            producer.flush(self.timeout)
-            producer.commit_transaction(self.timeout)
-        except BaseException as e:
-            self.abort(e)
-            raise
+        while True:
+            try:
+                producer.commit_transaction(self.timeout)
+                return
+            except KafkaException as e:
+                if _retriable(e) and not self._closed.is_set():
+                    log.warning("%s: committing its transaction failed, retrying: %s", self.what, e)
+                    continue
+                self.abort(e)
+                raise
+            except BaseException as e:
+                self.abort(e)
+                raise
 
     def abort(self, cause: BaseException | None = None) -> None:
         """Abort the open transaction (its records are never read committed). Raises :attr:`error_class`
@@ -146,18 +202,22 @@ class ProducerFence:
             raise self._refused(error) from error
 
     def _abort(self, producer: Producer) -> bool:
-        """Abort the open transaction; False if the producer was fenced (or failed fatally)."""
-        try:
-            producer.abort_transaction(self.timeout)
-        except KafkaException as e:
-            if is_fenced(e) or _fatal(e):
-                return False
-            log.warning("%s could not abort its transaction: %s", self.what, e)
-        return True
+        """Abort the open transaction (trying again while the broker cannot be reached); False if the
+        producer was fenced (or failed fatally)."""
+        while True:
+            try:
+                producer.abort_transaction(self.timeout)
+                return True
+            except KafkaException as e:
+                if is_fenced(e) or _fatal(e):
+                    return False
+                if not _retriable(e) or self._closed.is_set():
+                    log.warning("%s could not abort its transaction: %s", self.what, e)
+                    return True
+                log.warning("%s: aborting its transaction failed, retrying: %s", self.what, e)
 
     def close(self) -> None:
-        """Give up the fence (what was committed stays); a later claim starts afresh."""
+        """Give up the fence (what was committed stays; nothing is left to flush outside a transaction)."""
+        self._closed.set()
         with self._lock:
-            if self._producer is not None:
-                self._producer.flush(self.timeout)
-                self._producer = None
+            self._producer = None

@@ -7,6 +7,7 @@ handed over. Writes are asynchronous; :meth:`KafkaLog.send` takes a completion c
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -42,6 +43,49 @@ DoneCallback = Callable[[BaseException | None], None]
 # instead of once per record.
 BULK_PRODUCER = {"linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
                  "delivery.report.only.error": True}
+
+
+class BadRecord(ValueError):
+    """A record of an internal topic that cannot be applied (its key or value is not what the key's kind
+    needs): the reader skips it with one warning naming the topic, its position, its key and this reason.
+
+    >>> try:
+    ...     json_value(b"{oops")
+    ... except BadRecord as e:
+    ...     print(e)
+    the value is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))
+    """
+
+
+def json_value(value: bytes | None, loads: Callable[[bytes], Any] = json.loads) -> Any:
+    """A record value decoded from JSON by ``loads`` (None for a tombstone); BadRecord if it is not JSON."""
+    if value is None:
+        return None
+    try:
+        return loads(value)
+    except ValueError as e:
+        raise BadRecord(f"the value is not JSON ({e})") from None
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean"}
+
+
+def json_object(value: bytes | None, shape: str, loads: Callable[[bytes], Any] = json.loads) -> dict[str, Any] | None:
+    """A record value that must be a JSON object (None for a tombstone); BadRecord naming ``shape``, the
+    value the key's kind needs, if it is not one."""
+    data = json_value(value, loads)
+    if data is not None and not isinstance(data, dict):
+        raise BadRecord(f"the value must be {shape}, not {_JSON_TYPES.get(type(data), 'null')}")
+    return data
+
+
+def text_key(key: bytes) -> str:
+    """A record key as text; BadRecord if it is not UTF-8."""
+    try:
+        return key.decode()
+    except UnicodeDecodeError:
+        raise BadRecord("the key is not UTF-8 text") from None
 
 
 def client_logger(name: str) -> logging.Logger:
@@ -174,6 +218,9 @@ class KafkaLog:
                 for m in good:
                     try:
                         self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                    except BadRecord as e:
+                        log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic,
+                                    m.partition(), m.offset(), m.key(), e)
                     except Exception:  # noqa: BLE001 - a bad record must never stop the reader
                         log.exception("Skipping a record of %s at %s/%s that could not be processed",
                                       self.topic, m.partition(), m.offset())
@@ -334,7 +381,10 @@ class KafkaLog:
             self._bulk_errors.append(KafkaException(err))
 
     def _write_fenced(self, records: Records, callback: DoneCallback | None) -> Future:
-        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes)."""
+        """One transaction of the fence holding ``records``, on the writer thread (after earlier writes); a
+        failed one is written again until it succeeds, the fence is lost or the log stops."""
+        from connect_magics.storage.fence import FencedError  # (fence.py builds on this module)
+
         fence, topic = self.fence, self.topic
 
         def transaction() -> None:
@@ -344,17 +394,27 @@ class KafkaLog:
             def delivered(err: KafkaError | None, msg: object) -> None:
                 if err is None:
                     written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
-            try:
-                with fence.transaction() as producer:
-                    for key, value in records:
-                        producer.produce(topic, value, key, on_delivery=delivered)
-                # The markers follow the commit: until then a read_committed reader's end (the last stable
-                # offset) is short of these records, so reading to the end waits for them explicitly.
-                with self._cond:
-                    for partition, end in written.items():
-                        self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
-            except Exception as e:  # noqa: BLE001 - reported to the caller
-                error = e
+            while True:
+                try:
+                    with fence.transaction() as producer:
+                        for key, value in records:
+                            producer.produce(topic, value, key, on_delivery=delivered)
+                    # The markers follow the commit: until then a read_committed reader's end (the last
+                    # stable offset) is short of these records, so reading to the end waits for them.
+                    with self._cond:
+                        for partition, end in written.items():
+                            self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+                    break
+                except FencedError as e:
+                    error = e
+                    break
+                except Exception as e:  # noqa: BLE001 - aborted: written again, in order, unless stopping
+                    if self._stopping:
+                        error = e
+                        break
+                    log.warning("Writing to %s failed, writing again: %s", topic, e)
+                    with self._cond:
+                        self._cond.wait(1.0)
             if callback is not None:
                 callback(error)
             if error is not None:

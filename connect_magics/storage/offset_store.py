@@ -15,7 +15,7 @@ from typing import Any
 from confluent_kafka import Message, Producer
 
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,10 @@ class OffsetStore:
         for m in msgs:
             try:
                 decoded = decode(m.key(), m.value())
+            except BadRecord as e:
+                log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic, m.partition(),
+                            m.offset(), m.key(), e)
+                continue
             except Exception:  # noqa: BLE001 - a bad record must never stop the reader
                 log.exception("Skipping a record of %s at %s/%s that could not be processed", self.topic,
                               m.partition(), m.offset())
@@ -133,7 +137,7 @@ class OffsetStore:
         if not isinstance(partition, dict):
             log.warning("Ignoring offsets record of %s whose partition is not a map: %r", connector, partition)
             return None
-        return connector, partition, freeze(partition), None if value is None else loads(value), key
+        return connector, partition, freeze(partition), json_object(value, "an offset object", loads), key
 
     def _store(self, updates: list[tuple[str, Partition, Any, Offset, bytes]]) -> None:
         """Apply decoded records in order (a None offset is a tombstone: the partition is forgotten)."""

@@ -22,7 +22,7 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, text_key
 from connect_magics.storage.status_retry import METRICS_GROUP, RetryPolicy, StatusSender
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ CONNECTOR_PREFIX = "status-connector-"
 TASK_PREFIX = "status-task-"
 TOPIC_PREFIX = "status-topic-"
 TOPIC_SEPARATOR = ":connector-"
+#: Kafka Connect's ``AbstractStatus.State`` names.
+STATES = ("UNASSIGNED", "RUNNING", "PAUSED", "FAILED", "DESTROYED", "RESTARTING", "STOPPED")
 #: States written with Kafka Connect's ``putSafe``: not over a newer generation of another worker.
 SAFE_STATES = ("FAILED", "UNASSIGNED")
 #: Our own key (not Kafka Connect's) for the topics a connector created (KIP-158), see docs/topic-creation.md.
@@ -120,8 +122,8 @@ class StatusStore:
     def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
         if key is None:
             return
-        k = key.decode()
-        data = json.loads(value) if value is not None else None
+        k = text_key(key)
+        data = json_object(value, "a JSON object")
         with self._lock:
             if k in self._written and not self._foreign(k, data):
                 return  # our own write coming back; the in-memory view is already as new or newer
@@ -133,7 +135,7 @@ class StatusStore:
                     self._connectors[name] = self._status(data)
             elif k.startswith(TASK_PREFIX):
                 parts = k.split("-")
-                if len(parts) < 4:
+                if len(parts) < 4 or not parts[-1].isdigit():
                     log.warning("Ignoring status record with invalid key %s", k)
                     return
                 name, task = "-".join(parts[2:-1]), int(parts[-1])
@@ -160,6 +162,9 @@ class StatusStore:
                 topic, _, connector = k[len(CREATED_TOPIC_PREFIX):].partition(TOPIC_SEPARATOR)
                 if data is None:
                     self._created.get(connector, {}).pop(topic, None)
+                elif not topic or not connector or not isinstance(data.get("createdTopic"), dict):
+                    raise BadRecord('the value must be {"createdTopic": {...}} under a key naming a topic and a '
+                                    "connector")
                 else:
                     self._created.setdefault(connector, {})[topic] = data["createdTopic"]
 
@@ -170,8 +175,16 @@ class StatusStore:
 
     @staticmethod
     def _status(data: dict[str, Any]) -> Status:
-        return Status(data["state"], data.get("trace"), data.get("worker_id", ""), int(data.get("generation", 0)),
-                      data.get("version"))
+        """A connector or task status record's value; BadRecord unless it has Kafka Connect's fields and types."""
+        state, generation = data.get("state"), data.get("generation", 0)
+        if state not in STATES:
+            raise BadRecord(f"invalid state {json.dumps(state)}: must be one of {', '.join(STATES)}")
+        if type(generation) is not int:
+            raise BadRecord(f"invalid generation {json.dumps(generation)}: must be a whole number")
+        for field in ("trace", "worker_id", "version"):
+            if not isinstance(data.get(field), (str, type(None))):
+                raise BadRecord(f"invalid {field} {json.dumps(data[field])}: must be a string or null")
+        return Status(state, data.get("trace"), data.get("worker_id") or "", generation, data.get("version"))
 
     def connector(self, name: str) -> Status | None:
         with self._lock:

@@ -25,11 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, text_key
 
 CONTROL_PREFIX = "task-"
 METRICS_PREFIX = "metrics-"
 STATES = ("STARTED", "PAUSED", "STOPPED")
+#: Keys of the group's forwarded requests and answers (runtime/group/forwarding.py), which share this topic.
+SHARED_PREFIXES = ("request-", "answer-")
 
 #: Called with (connector, task, value) for every control record read, newest last.
 ControlListener = Callable[[str, int, dict[str, Any]], None]
@@ -79,10 +81,17 @@ class TaskControlStore:
         self.log.read_to_end(timeout)
 
     def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
-        parsed = parse_task_key(key.decode()) if key else None
+        text = text_key(key) if key else ""
+        parsed = parse_task_key(text)
         if parsed is None:
-            return
-        data = json.loads(value) if value is not None else None
+            if text.startswith(SHARED_PREFIXES):
+                return
+            raise BadRecord("the key is neither task-{connector}-{task} nor metrics-{connector}-{task}")
+        data = json_object(value, "a JSON object")
+        if data is not None and parsed[0] == CONTROL_PREFIX and (
+                type(data.get("generation")) is not int or data.get("state") not in STATES):
+            raise BadRecord(f'the value must be {{"generation": N, "state": {"|".join(STATES)}}}, not '
+                            f"{json.dumps(data)[:200]}")
         with self._lock:
             if data is None:
                 self._values.pop(parsed, None)

@@ -95,9 +95,10 @@ def committed_seq(bootstrap: str, offsets_topic: str, connector: str, task: int)
             for m in consumer.consume(500, timeout=1):
                 if m.error():
                     continue
-                seen[m.partition()] = m.offset() + 1
                 if json.loads(m.key()) == [connector, {"task": task}]:
                     last = None if m.value() is None else json.loads(m.value())["seq"]
+            for tp in consumer.position(parts):  # past transaction markers (tasks commit in transactions)
+                seen[tp.partition] = max(seen[tp.partition], tp.offset)
         return last
     finally:
         consumer.close()

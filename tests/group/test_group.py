@@ -46,18 +46,24 @@ def task_worker(member: Member, name: str) -> str | None:
     return tasks[0]["worker_id"] if tasks and tasks[0]["state"] == "RUNNING" else None
 
 
-def test_one_leader_runs_everything_followers_forward_and_a_killed_leader_is_replaced(
-        bootstrap: str, unique: str, tmp_path: Path, members: list[Member]) -> None:
-    group, topic, name = f"grp-{unique}", f"grp-{unique}", "lines"
-    create_topics(bootstrap, topic)
-    path = tmp_path / "in.txt"
-    append(path, 0, 1000)
+def leader_and_follower(bootstrap: str, group: str, members: list[Member]) -> tuple[Member, Member]:
+    """Two runtimes of ``group``, started one after the other: the first leads, the second follows."""
     first = Member(bootstrap, group)
     members.append(first)
     wait_until(lambda: first.role == "leader", 60, message="the first runtime to lead")
     second = Member(bootstrap, group)
     members.append(second)
     wait_until(lambda: second.role == "follower", 60, message="the second runtime to follow")
+    return first, second
+
+
+def test_one_leader_runs_everything_followers_forward_and_a_killed_leader_is_replaced(
+        bootstrap: str, unique: str, tmp_path: Path, members: list[Member]) -> None:
+    group, topic, name = f"grp-{unique}", f"grp-{unique}", "lines"
+    create_topics(bootstrap, topic)
+    path = tmp_path / "in.txt"
+    append(path, 0, 1000)
+    first, second = leader_and_follower(bootstrap, group, members)
 
     # A write sent to the follower is applied once, by the leader.
     configs_before = len(read_records(bootstrap, f"{group}-configs"))
@@ -98,12 +104,7 @@ def test_a_stopped_leader_is_fenced_when_it_comes_back(bootstrap: str, unique: s
     create_topics(bootstrap, topic)
     path = tmp_path / "in.txt"
     append(path, 0, 500)
-    first = Member(bootstrap, group)
-    members.append(first)
-    wait_until(lambda: first.role == "leader", 60, message="the first runtime to lead")
-    second = Member(bootstrap, group)
-    members.append(second)
-    wait_until(lambda: second.role == "follower", 60, message="the second runtime to follow")
+    first, second = leader_and_follower(bootstrap, group, members)
     assert first.rest("POST", "/connectors", {"name": name, "config": file_source(path, topic)})[0] == 201
     wait_until(lambda: committed_position(second, name) == path.stat().st_size, 60, message="first offsets")
 

@@ -132,6 +132,7 @@ def test_json_body_validate_and_widget(shell: InteractiveShell, unique: str, tmp
     board = shell.run_line_magic("connect", "board")
     assert isinstance(board, StatusBoard)
     assert f"  {name}: PAUSED (source)" in repr(board) and name in board.table.value
+    assert "This runtime is the <b>leader</b> of group" in board.table.value  # alone in its group
     board.action_buttons[name]["resume"].click()
     assert "Resume requested" in board.message.value
     wait_until(lambda: (board.refresh(), board.statuses[name]["connector"]["state"])[1] == "RUNNING", 30,

@@ -127,7 +127,8 @@ def read_records(bootstrap: str, topic: str) -> list[Any]:
             for m in c.consume(1000, timeout=0.2):
                 if not m.error():
                     out.append(m)
-                    positions[m.partition()] = m.offset() + 1
+            for tp in c.position([TopicPartition(topic, p) for p in ends]):  # past transaction markers
+                positions[tp.partition] = max(positions[tp.partition], tp.offset)
             return all(positions[p] >= e for p, e in ends.items())
         wait_until(done, 60, message=f"the records of {topic}")
     finally:

@@ -82,15 +82,6 @@ class IdleSourceConnector(SourceConnector):
 IDLE = python_name(IdleSourceConnector)
 
 
-@pytest.fixture(scope="module")
-def outage_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
-    """This module's own broker: the tests stop and start it."""
-    broker = EmbeddedBroker(tmp_path_factory.mktemp("outage-broker"))
-    broker.start()
-    yield broker
-    broker.stop()
-
-
 @pytest.fixture
 def make_runtime(outage_broker: EmbeddedBroker, unique: str) -> Iterator[Callable[..., ConnectRuntime]]:
     made: list[ConnectRuntime] = []
@@ -138,7 +129,9 @@ def start_pipeline(rt: ConnectRuntime, bootstrap: str, unique: str, tasks: int) 
     rt.create_connector("seq", {"connector.class": "SequenceSource", "topic": topic, "records": "5"})
     rt.create_connector("idle", {"connector.class": IDLE, "tasks.max": str(tasks)})
     wait_until(lambda: [t["state"] for t in rt.connector_status("idle")["tasks"]] == ["RUNNING"] * tasks
-               and rt.connector_topics("seq")["seq"]["topics"] == [topic], 60, message="a running pipeline")
+               and rt.connector_topics("seq")["seq"]["topics"] == [topic]
+               and rt.get_offsets("seq")["offsets"] == [{"partition": {"task": 0}, "offset": {"seq": 4}}], 60,
+               message="a running pipeline, its offsets committed")
     assert rt.status_store.flush(30)
     return topic
 

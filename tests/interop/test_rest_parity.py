@@ -40,8 +40,7 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
     "offsets source null partition": "ours names the entry (both 500)",
     "plugins: only on one side": "the plugins installed differ: Kafka's Java SMTs and converters we do not have, "
                                  "our Python connectors",
-    "validate source* groups": "we do not offer exactly-once source support, so no 'Exactly Once Support' group",
-    "validate * keys": "tasks.max.enforce, config.action.reload and the exactly-once keys are not defined",
+    "validate * keys": "tasks.max.enforce and config.action.reload are not defined",
     "validate * value *.converter": "Kafka recommends the converters it has (Boolean, Double, ...), we ours",
     "validate * value transforms.*.type": "Kafka recommends the transformations it has (Cast, Flatten, ...), we ours",
     "validate * value *.converter.plugin.version": "versions differ; Kafka shows them for the worker's converters",

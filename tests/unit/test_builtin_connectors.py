@@ -477,7 +477,8 @@ def test_file_source_to_sink_round_trip(tmp_path: Path) -> None:
 def test_sequence_config_def() -> None:
     keys = SequenceSourceConnector().config_def().config_keys()
     assert {n: k.default for n, k in keys.items() if k.has_default} == {
-        "records": -1, "rate": 0.0, "batch.size": 1000, "key.mode": "sequence", "value.size": 0, "start": 0}
+        "records": -1, "rate": 0.0, "batch.size": 1000, "key.mode": "sequence", "value.size": 0, "start": 0,
+        "transaction.records": 0}
     assert not keys["topic"].has_default
 
 

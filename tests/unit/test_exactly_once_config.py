@@ -64,6 +64,10 @@ def test_required_on_a_worker_without_exactly_once_support(plugins: Plugins) -> 
     assert errors(plugins, {"connector.class": "SequenceSource", "exactly.once.support": "required"}) == {
         "exactly.once.support": ["This worker does not have exactly-once source support enabled."]}
     assert errors(plugins, {"connector.class": "SequenceSource", "exactly.once.support": "REQUIRED"}, ENABLED) == {}
+    assert errors(plugins, {"connector.class": "Unsupported", "exactly.once.support": "required"}) == {
+        "exactly.once.support": ["This worker does not have exactly-once source support enabled.",
+                                 "The connector does not support exactly-once semantics with the provided "
+                                 "configuration."]}  # both, in Kafka's order
 
 
 @pytest.mark.parametrize("cls, message", [

@@ -28,8 +28,9 @@ from connect_magics.api.config import _key_info as config_key_info
 from connect_magics.api.converters import Converter, HeaderConverter
 from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import ConnectRecord
-from connect_magics.api.transforms import Transformation
+from connect_magics.api.transforms import RegexValidator, Transformation
 from connect_magics.errors import BadRequestError, NotFoundError
+from connect_magics.runtime.config.client_settings import client_setting_errors
 from connect_magics.runtime.config.exactly_once import (
     EXACTLY_ONCE_GROUP,
     EXACTLY_ONCE_LEVELS,
@@ -183,8 +184,8 @@ def connector_config_def(connector_type: str, worker: Mapping[str, str] | None =
         (cd.define("topics", Type.LIST, "", importance=Importance.HIGH, group=COMMON_GROUP, order_in_group=4,
                    width=Width.LONG, display_name="Topics",
                    documentation="List of topics to consume, separated by commas")
-           .define("topics.regex", Type.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
-                   order_in_group=4, width=Width.LONG, display_name="Topics regex",
+           .define("topics.regex", Type.STRING, "", RegexValidator(), importance=Importance.HIGH,
+                   group=COMMON_GROUP, order_in_group=4, width=Width.LONG, display_name="Topics regex",
                    documentation="Regular expression giving topics to consume. Under the hood, the regex is "
                    "compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should "
                    "be specified.")
@@ -415,10 +416,9 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             child = res.desc.cls().config_def()
             if kind == "transforms":
                 child = _transformation_def(cd, alias, child)
-            sub = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix) and k != vkey}
-            for cv in child.validate(sub):
-                cv.name = prefix + cv.name
-                extra.append(cv)
+            # validated under their full names, so that messages name transforms.<alias>.<key>
+            sub = {k: v for k, v in config.items() if k.startswith(prefix) and k != vkey}
+            extra.extend(ConfigDef().embed(prefix, "", 0, child).validate(sub))
             if kind == "transforms" and config.get(prefix + "predicate"):
                 if config[prefix + "predicate"] not in _alias_keys(config, "predicates"):
                     type_value.errors.append(f"Invalid value {config[prefix + 'predicate']} for configuration "
@@ -432,6 +432,8 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             values["topics"].errors.append('Must configure one of "topics" or "topics.regex"')
         dlq = config.get("errors.deadletterqueue.topic.name", "").strip()
         listed = [t.strip() for t in topics.split(",") if t.strip()]
+        _check_topic_names(values, "topics", [t.strip() for t in topics.split(",")] if topics else [])
+        _check_topic_names(values, "errors.deadletterqueue.topic.name", [dlq] if dlq else [])
         if dlq and dlq in listed:
             values["errors.deadletterqueue.topic.name"].errors.append(
                 f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics=[{', '.join(listed)}]') "
@@ -441,6 +443,8 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
                 f"The DLQ topic '{dlq}' may not be included in the regex matching the topics ('topics.regex={regex}') "
                 "consumed by the connector")
     elif ctype == "source":
+        own_offsets = (config.get("offsets.storage.topic") or "").strip()
+        _check_topic_names(values, "offsets.storage.topic", [own_offsets] if own_offsets else [])
         for key, message in validate_topic_creation(config, worker_topic_creation):
             target = values.get(key)
             if target is None:
@@ -449,12 +453,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             target.errors.append(message)
         if desc is not None:
             validate_exactly_once(desc.cls(), dict(config), values, worker)
-    for key in config:
-        if key.startswith(OVERRIDE_PREFIXES) and worker_override_policy == "None":
-            cv = ConfigValue(key, config[key])
-            cv.errors.append(f"The '{worker_override_policy}' policy does not allow '{key.split('.', 2)[2]}' to be "
-                             "overridden in the connector configuration.")
-            extra.append(cv)
+    extra.extend(_override_values(config, worker_override_policy))
     if desc is not None:
         connector = desc.cls()
         for cv in connector.validate(dict(config)):
@@ -465,6 +464,44 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
         cd = cd.merge(connector.config_def())
     all_values = list(values.values()) + extra
     return config_infos(class_name or "", cd, all_values)  # named as given, as Kafka does
+
+
+def _check_topic_names(values: dict[str, ConfigValue], key: str, names: list[str]) -> None:
+    """An error on ``key`` for the first name that is no legal Kafka topic name (ours: Kafka Connect fails the
+    task later, when its client refuses the name)."""
+    from connect_magics.runtime.topics.creation import topic_name_error
+
+    for name in names:
+        problem = topic_name_error(name)
+        if problem is not None:
+            values[key].errors.append(str(ConfigException(key, values[key].value if key == "topics" else name,
+                                                          problem)))
+            return
+
+
+#: What ``connector.client.config.override.policy=Principal`` lets a connector override (Kafka's policy).
+PRINCIPAL_OVERRIDES = frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"})
+
+
+def _override_values(config: Mapping[str, str], policy: str) -> list[ConfigValue]:
+    """ConfigValues with errors for the client overrides the worker's policy forbids (Kafka's messages) and
+    for those whose client would refuse them (see :mod:`~connect_magics.runtime.config.client_settings`)."""
+    out: list[ConfigValue] = []
+    for prefix in OVERRIDE_PREFIXES:
+        overrides = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+        forbidden = [k for k in overrides
+                     if policy == "None" or (policy == "Principal" and k not in PRINCIPAL_OVERRIDES)]
+        for setting in forbidden:
+            cv = ConfigValue(prefix + setting, overrides[setting])
+            cv.errors.append(f"The '{policy}' policy does not allow '{setting}' to be overridden in the connector "
+                             "configuration.")
+            out.append(cv)
+        allowed = {k: v for k, v in overrides.items() if k not in forbidden}
+        for setting, reason in client_setting_errors(allowed, prefix.split(".", 1)[0]):
+            cv = ConfigValue(prefix + setting, allowed[setting])
+            cv.errors.append(str(ConfigException(prefix + setting, allowed[setting], reason)))
+            out.append(cv)
+    return out
 
 
 def config_errors(infos: Mapping[str, Any]) -> list[str]:
@@ -514,6 +551,23 @@ def resolve_converter(plugins: Plugins, config: Mapping[str, str], worker: Mappi
     else:
         conv.configure(props, is_key)
     return desc, conv
+
+
+def check_worker_converters(worker: Mapping[str, str], plugins: Plugins) -> None:
+    """Raise a ConfigException naming the worker's ``key.converter``, ``value.converter`` or
+    ``header.converter`` when no installed plugin answers to it, or its ``*.plugin.version`` when that is no
+    version range, as Kafka Connect's worker refuses to start. (A range no installed version matches fails
+    the tasks that use the converter, as in Kafka Connect.)"""
+    for key, types in CONVERTER_TYPES.items():
+        vkey = version_key(key)
+        try:
+            to_version_range(worker.get(vkey))
+        except InvalidVersionSpecificationError as e:
+            raise ConfigException(vkey, worker.get(vkey), str(e)) from None
+        try:
+            plugins.candidates(worker[key], types)
+        except PluginNotFoundError as e:
+            raise ConfigException(key, worker[key], str(e)) from None
 
 
 def build_converter(plugins: Plugins, config: Mapping[str, str], worker: Mapping[str, str], key: str,
@@ -659,8 +713,7 @@ def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[
     if policy == "None" and overrides:
         raise ConfigException(prefix + next(iter(overrides)), None, "The 'None' policy does not allow overrides")
     if policy == "Principal":
-        allowed = {"sasl.jaas.config", "sasl.mechanism", "security.protocol"}
-        bad = [k for k in overrides if k not in allowed]
+        bad = [k for k in overrides if k not in PRINCIPAL_OVERRIDES]
         if bad:
             raise ConfigException(prefix + bad[0], overrides[bad[0]],
                                   "The 'Principal' policy does not allow it to be overridden")

@@ -12,7 +12,7 @@ TransactionBoundary(kind='interval', interval_ms=500)
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,10 +52,48 @@ class TransactionBoundary:
         return cls(kind, int(interval) if interval not in (None, "") else offset_flush_interval_ms)
 
 
-def _unexpected(e: Exception) -> str:
-    message = str(e).strip()
-    return ("An unexpected error occurred during validation" + (f": {message}" if message else
-            "; please see the worker logs for more details."))
+def _is(value: ConfigValue | None, expected: str) -> bool:
+    """True if ``value`` passed validation so far and is ``expected`` (in any case)."""
+    return value is not None and not value.errors and str(value.value).strip().lower() == expected
+
+
+def _ask(value: ConfigValue, hook: Callable[[], Any], what: str, answers: Callable[[Any], str | None]) -> None:
+    """Add what ``answers`` makes of the connector's ``hook()`` answer as an error of ``value``; a hook that
+    raises is reported as Kafka Connect reports it."""
+    try:
+        error = answers(hook())
+    except Exception as e:  # noqa: BLE001 - reported as Kafka Connect does
+        log.error("Failed while validating connector support for %s", what, exc_info=True)
+        message = str(e).strip()
+        error = "An unexpected error occurred during validation" + (
+            f": {message}" if message else "; please see the worker logs for more details.")
+    if error:
+        value.errors.append(error)
+
+
+def _exactly_once_error(answer: Any) -> str | None:
+    if answer is None:
+        return ("The connector does not implement the API required for preflight validation of exactly-once "
+                "source support. Please consult the documentation for the connector to determine whether it "
+                "supports exactly-once semantics, and then consider reconfiguring the connector to use the value "
+                '"requested" for this property (which will disable this preflight check and allow the connector '
+                "to be created).")
+    if answer is ExactlyOnceSupport.UNSUPPORTED:
+        return "The connector does not support exactly-once semantics with the provided configuration."
+    if answer is not ExactlyOnceSupport.SUPPORTED:
+        raise ValueError(f"Unexpected value returned from SourceConnector::exactlyOnceSupport: {answer}")
+    return None
+
+
+def _boundaries_error(answer: Any) -> str | None:
+    if answer is None:
+        return ("This connector has returned a null value from its canDefineTransactionBoundaries method, which "
+                "is not permitted. The connector will be treated as if it cannot define its own transaction "
+                "boundaries, and cannot be configured with 'transaction.boundary' set to 'connector'.")
+    if answer is not ConnectorTransactionBoundaries.SUPPORTED:
+        return ("The connector does not support connector-defined transaction boundaries with the given "
+                "configuration. Please reconfigure it to use a different transaction boundary definition.")
+    return None
 
 
 def validate_exactly_once(connector: SourceConnector, config: dict[str, str], values: dict[str, ConfigValue],
@@ -63,43 +101,15 @@ def validate_exactly_once(connector: SourceConnector, config: dict[str, str], va
     """Kafka Connect's preflight checks of ``exactly.once.support=required`` and
     ``transaction.boundary=connector``, as errors on those two keys (only if they are valid so far)."""
     support = values.get(EXACTLY_ONCE_SUPPORT)
-    if support is not None and not support.errors and str(support.value).strip().lower() == "required":
+    if _is(support, "required"):
         if not exactly_once_enabled(worker):
             support.errors.append("This worker does not have exactly-once source support enabled.")
-        try:
-            answer = connector.exactly_once_support(dict(config))
-            if answer is None:
-                support.errors.append(
-                    "The connector does not implement the API required for preflight validation of exactly-once "
-                    "source support. Please consult the documentation for the connector to determine whether it "
-                    "supports exactly-once semantics, and then consider reconfiguring the connector to use the value "
-                    '"requested" for this property (which will disable this preflight check and allow the connector '
-                    "to be created).")
-            elif answer is ExactlyOnceSupport.UNSUPPORTED:
-                support.errors.append("The connector does not support exactly-once semantics with the provided "
-                                      "configuration.")
-            elif answer is not ExactlyOnceSupport.SUPPORTED:
-                raise ValueError(f"Unexpected value returned from SourceConnector::exactlyOnceSupport: {answer}")
-        except Exception as e:  # noqa: BLE001 - reported as Kafka Connect does
-            log.error("Failed while validating connector support for exactly-once semantics", exc_info=True)
-            support.errors.append(_unexpected(e))
+        _ask(support, lambda: connector.exactly_once_support(dict(config)), "exactly-once semantics",
+             _exactly_once_error)
     boundary = values.get(TRANSACTION_BOUNDARY)
-    if boundary is not None and not boundary.errors and str(boundary.value).strip().lower() == "connector":
-        try:
-            answer = connector.can_define_transaction_boundaries(dict(config))
-            if answer is None:
-                boundary.errors.append(
-                    "This connector has returned a null value from its canDefineTransactionBoundaries method, which "
-                    "is not permitted. The connector will be treated as if it cannot define its own transaction "
-                    "boundaries, and cannot be configured with 'transaction.boundary' set to 'connector'.")
-            elif answer is not ConnectorTransactionBoundaries.SUPPORTED:
-                boundary.errors.append(
-                    "The connector does not support connector-defined transaction boundaries with the given "
-                    "configuration. Please reconfigure it to use a different transaction boundary definition.")
-        except Exception as e:  # noqa: BLE001
-            log.error("Failed while validating connector support for defining its own transaction boundaries",
-                      exc_info=True)
-            boundary.errors.append(_unexpected(e))
+    if _is(boundary, "connector"):
+        _ask(boundary, lambda: connector.can_define_transaction_boundaries(dict(config)),
+             "defining its own transaction boundaries", _boundaries_error)
 
 
 def check_worker_setting(worker: Mapping[str, Any]) -> None:

@@ -15,7 +15,13 @@ import socket
 from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
+from connect_magics.runtime.config.client_settings import bootstrap_servers_error, client_setting_errors
 from connect_magics.runtime.config.exactly_once import check_worker_setting
+from connect_magics.runtime.topics.creation import (
+    PARTITIONS_MESSAGE,
+    REPLICATION_FACTOR_MESSAGE,
+    topic_name_error,
+)
 from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
@@ -43,6 +49,8 @@ DEFAULTS: dict[str, str] = {
     "leader.request.timeout.ms": "30000",
 }
 
+#: The internal topics' names (the task control topic's only with the Spark executor).
+TOPIC_KEYS = ("config.storage.topic", "offset.storage.topic", "status.storage.topic", "task.control.storage.topic")
 #: Worker properties that are not passed on to Kafka clients.
 _WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "value.converter", "header.converter",
                          "topic.", "task.", "connector.", "plugin.", "rest.", "listeners", "group.id",
@@ -65,9 +73,10 @@ class WorkerConfig(Mapping[str, str]):
         merged["bootstrap.servers"] = bootstrap_servers
         merged["group.id"] = group_id
         self._props = merged
-        for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "offset.storage.partitions",
-                    "status.storage.partitions", "task.shutdown.graceful.timeout.ms", "session.timeout.ms",
-                    "heartbeat.interval.ms", "rebalance.timeout.ms", "leader.request.timeout.ms"):
+        self._check_cluster_settings()
+        for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",
+                    "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
+                    "leader.request.timeout.ms"):
             self.int(key)
         for key in ("topic.creation.enable", "topic.tracking.enable", "topic.tracking.allow.reset"):
             self.bool(key)
@@ -81,6 +90,36 @@ class WorkerConfig(Mapping[str, str]):
         if not 10 <= timeout <= 2**31 - 1:
             raise ConfigException("status.storage.request.timeout.ms", timeout,
                                   "Value must be at least 10 and no more than 2147483647")
+
+    def _check_cluster_settings(self) -> None:
+        """Everything the runtime's first calls to Kafka depend on, checked before any of them (so that a
+        bad value creates no topic): the cluster and group, the internal topics and the client settings."""
+        servers = self._props["bootstrap.servers"]
+        if (problem := bootstrap_servers_error(servers)) is not None:
+            raise ConfigException("bootstrap.servers", servers, problem)
+        if not self._props["group.id"].strip():
+            raise ConfigException("group.id", self._props["group.id"], "String may not be empty")
+        seen: dict[str, str] = {}
+        for key in TOPIC_KEYS:
+            name = self._props.get(key)
+            if name is None:
+                continue
+            if (problem := topic_name_error(name)) is not None:
+                raise ConfigException(key, name, problem)
+            if name in seen:
+                raise ConfigException(key, name, f"the same topic as {seen[name]}; each internal topic needs its own")
+            seen[name] = key
+        for key in ("offset.storage.partitions", "status.storage.partitions"):  # Kafka's DistributedConfig
+            if (value := self.int(key)) != -1 and value < 1:
+                raise ConfigException(key, value, PARTITIONS_MESSAGE)
+        for key in ("config.storage.replication.factor", "offset.storage.replication.factor",
+                    "status.storage.replication.factor"):
+            if (value := self.int(key)) != -1 and value < 1:
+                raise ConfigException(key, value, REPLICATION_FACTOR_MESSAGE)
+        for kind in ("producer", "consumer", "admin"):
+            for setting, reason in client_setting_errors(self.client_config(kind), kind):
+                key = f"{kind}.{setting}" if f"{kind}.{setting}" in self._props else setting
+                raise ConfigException(key, self._props.get(key), reason)
 
     def __getitem__(self, key: str) -> str:
         return self._props[key]

@@ -17,7 +17,6 @@ has not begun it never will.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -27,7 +26,7 @@ from typing import Any
 
 from connect_magics.errors import ConflictError, ConnectRestError, error_for_status
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog
+from connect_magics.storage.kafka_log import KafkaLog, json_object, text_key
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +60,7 @@ class RequestChannel:
 
     # -- the topic ------------------------------------------------------------------------------------
     def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
-        k = key.decode() if key else ""
+        k = text_key(key) if key else ""
         if k.startswith(REQUEST):
             request_id = k[len(REQUEST):]
             with self._lock:
@@ -70,7 +69,7 @@ class RequestChannel:
                     return
                 if request_id in self._answers:
                     return
-                self._pending[request_id] = json.loads(value)
+                self._pending[request_id] = json_object(value, 'a request {"method": ..., "args": [...], ...}')
                 serving = self._handler is not None
             if serving:
                 self._queue.put(request_id)
@@ -80,7 +79,7 @@ class RequestChannel:
                 if value is None:
                     self._answers.pop(request_id, None)
                     return
-                self._answers[request_id] = json.loads(value)
+                self._answers[request_id] = json_object(value, 'an answer {"status": ..., ...}')
                 self._pending.pop(request_id, None)
                 self._answered.notify_all()
         # other keys of the control topic (task control, metrics) are not the channel's

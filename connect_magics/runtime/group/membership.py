@@ -64,6 +64,7 @@ class GroupMembership:
             "logger": client_logger("membership")})
         self._on_role = on_role
         self._role = Role.JOINING
+        self._was_lost = False  # the coordinator dropped this member; the next assignment decides the role
         self._applied = Role.JOINING  # the role whose duties were last taken up (on_role returned)
         self._cond = threading.Condition()
         self._closing = False
@@ -113,7 +114,7 @@ class GroupMembership:
     # -- lifecycle ----------------------------------------------------------------------------------
     def start(self) -> None:
         self._consumer.subscribe([self.topic], on_assign=self._assigned, on_revoke=self._revoked,
-                                 on_lost=self._lost)
+                                 on_lost=self._lost_membership)
         self._changes.start()
         self._thread.start()
 
@@ -148,16 +149,21 @@ class GroupMembership:
     def _assigned(self, consumer: Consumer, partitions: list) -> None:
         if self._holds_leadership(partitions):
             self._set(Role.LEADER)
-        elif self._role is Role.JOINING and not self._holds_leadership(self._safe_assignment(consumer)):
+        elif (self._role is Role.JOINING or self._was_lost) \
+                and not self._holds_leadership(self._safe_assignment(consumer)):
             self._set(Role.FOLLOWER)
+        self._was_lost = False
 
     def _revoked(self, consumer: Consumer, partitions: list) -> None:
         if self._holds_leadership(partitions):
             self._set(Role.FOLLOWER)
 
-    def _lost(self, consumer: Consumer, partitions: list) -> None:
-        log.warning("Runtime %s lost its membership of group %s", self.member_name, self.group)
-        self._set(Role.JOINING)
+    def _lost_membership(self, consumer: Consumer, partitions: list) -> None:
+        """The coordinator could not be reached for ``session.timeout.ms`` (a broker outage, or this process
+        was paused). The role holds until the rejoin's assignment says otherwise: during an outage tasks go
+        on; if another member took over meanwhile, the fences refuse this one's writes until then."""
+        log.warning("Runtime %s lost its membership of group %s; rejoining", self.member_name, self.group)
+        self._was_lost = True
 
     @staticmethod
     def _safe_assignment(consumer: Consumer) -> list:

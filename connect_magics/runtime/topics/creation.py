@@ -75,8 +75,8 @@ PARTITIONS_CONFIG = "partitions"
 _GROUP_SETTINGS = (INCLUDE_REGEX_CONFIG, EXCLUDE_REGEX_CONFIG, REPLICATION_FACTOR_CONFIG, PARTITIONS_CONFIG)
 _DEFAULT_PREFIX = f"{TOPIC_CREATION_PREFIX}{DEFAULT_GROUP}."
 
-_PARTITIONS_MESSAGE = "Number of partitions must be positive, or -1 to use the broker's default"
-_REPLICATION_FACTOR_MESSAGE = (
+PARTITIONS_MESSAGE = "Number of partitions must be positive, or -1 to use the broker's default"
+REPLICATION_FACTOR_MESSAGE = (
     "Replication factor must be positive and not larger than the number of brokers in the Kafka "
     "cluster, or -1 to use the broker's default"
 )
@@ -658,13 +658,13 @@ def _parse(
     default_rf = _collect(
         errors,
         lambda: _number_setting(
-            config, _DEFAULT_PREFIX + REPLICATION_FACTOR_CONFIG, "SHORT", _REPLICATION_FACTOR_MESSAGE, None
+            config, _DEFAULT_PREFIX + REPLICATION_FACTOR_CONFIG, "SHORT", REPLICATION_FACTOR_MESSAGE, None
         ),
     )
     default_partitions = _collect(
         errors,
         lambda: _number_setting(
-            config, _DEFAULT_PREFIX + PARTITIONS_CONFIG, "INT", _PARTITIONS_MESSAGE, None
+            config, _DEFAULT_PREFIX + PARTITIONS_CONFIG, "INT", PARTITIONS_MESSAGE, None
         ),
     )
 
@@ -678,14 +678,14 @@ def _parse(
             rf = _collect(
                 errors,
                 lambda p=prefix: _number_setting(
-                    config, p + REPLICATION_FACTOR_CONFIG, "SHORT", _REPLICATION_FACTOR_MESSAGE, default_rf
+                    config, p + REPLICATION_FACTOR_CONFIG, "SHORT", REPLICATION_FACTOR_MESSAGE, default_rf
                 ),
             )
         if default_partitions is not None or prefix + PARTITIONS_CONFIG in config:
             partitions = _collect(
                 errors,
                 lambda p=prefix: _number_setting(
-                    config, p + PARTITIONS_CONFIG, "INT", _PARTITIONS_MESSAGE, default_partitions
+                    config, p + PARTITIONS_CONFIG, "INT", PARTITIONS_MESSAGE, default_partitions
                 ),
             )
         if None not in (include, exclude, rf, partitions):

@@ -76,6 +76,8 @@ class TransactionRequests(TransactionContext):
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A source task whose records and offsets commit together (see the module's docs)."""
 
+    CLAIM_BEFORE_START = True  # no offset is read before earlier instances are fenced
+
     def __init__(self, *args: Any, boundary: TransactionBoundary, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.fence is None:
@@ -92,27 +94,21 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                                                StoreOffsetReader(self.id.connector, self.offset_stores),
                                                self.requests))
 
-    def execute_once(self) -> None:
-        if not self.wait_while_paused():
-            self._maybe_commit()
-            return
-        self._check_send_error()
-        records = self._poll_records()
-        if records:
-            segments = self.requests.split(records) if self.requests is not None else [(records, None)]
-            for segment, end in segments:
-                self._begin()
-                self._send(segment)
-                if self._retry is not None:  # a topic could not be created yet: the rest goes next time
-                    return
-                if end == COMMIT:
-                    self.commit_transaction()
-                elif end == ABORT:
-                    self.abort_transaction()
-            if self.boundary.kind == "poll":
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        """Send the batch in the open transaction (begun if none is), ending it where the task or the
+        boundary says."""
+        segments = self.requests.split(records) if self.requests is not None else [(records, None)]
+        for segment, end in segments:
+            self._begin()
+            self._send(segment)
+            if self._retry is not None:  # a topic could not be created yet: the rest goes next time
+                return
+            if end == COMMIT:
                 self.commit_transaction()
-        self._producer.poll(0)
-        self._maybe_commit()
+            elif end == ABORT:
+                self.abort_transaction()
+        if self.boundary.kind == "poll":
+            self.commit_transaction()
 
     def _begin(self) -> None:
         if self._open_since is None:

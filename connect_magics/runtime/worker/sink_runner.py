@@ -357,6 +357,8 @@ class SinkTaskRunner(TaskRunner):
         current = {tp: o for tp, o in self.current.items() if only is None or tp in only}
         if not current:
             return
+        if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if self.stopping else 0):
+            return  # the claim is still under way (the broker is away): commit later
         if self.errors.dlq is not None:  # records sent to the dead letter queue are written before their offsets
             self.errors.dlq.flush(self.flush_timeout)
         committable = self.task.pre_commit(dict(current))

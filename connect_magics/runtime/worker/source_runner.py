@@ -106,6 +106,10 @@ class SubmittedRecords:
         if not batch.unacked and batch._on_done is not None:
             batch._on_done(batch)
 
+    def has_committable(self) -> bool:
+        """True if some batch is fully acknowledged (so :meth:`committable` may give offsets)."""
+        return any(b.closed and not b.unacked for b in self._batches)
+
     def committable(self) -> list[tuple[dict, dict | None]]:
         """Take each partition's committable offset; return (partition, latest offset) pairs."""
         latest: dict[Any, SourceRecord] = {}
@@ -170,9 +174,6 @@ class SourceTaskRunner(TaskRunner):
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
     def initialize(self) -> None:
-        if self.fence is not None:  # offsets committed by the instance this one just fenced
-            for store in self.offset_stores:
-                store.read_to_end()
         self._producer = Producer({**self.producer_config, "logger": client_logger("producer")})
         self.task.initialize(SourceTaskContext(self.task_config,
                                                StoreOffsetReader(self.id.connector, self.offset_stores)))
@@ -184,9 +185,13 @@ class SourceTaskRunner(TaskRunner):
         self._check_send_error()
         records = self._poll_records()
         if records:
-            self._send(records)
+            self._dispatch(records)
         self._producer.poll(0)
         self._maybe_commit()
+
+    def _dispatch(self, records: list[SourceRecord]) -> None:
+        """Send a ``poll()`` batch (exactly-once tasks also end transactions here)."""
+        self._send(records)
 
     def _poll_records(self) -> list[SourceRecord] | None:
         """The records to send now: those a retriable failure left over, else the task's next ``poll()``."""
@@ -345,6 +350,10 @@ class SourceTaskRunner(TaskRunner):
     def commit_offsets(self, wait: bool) -> bool:
         """Write the acknowledged offsets; with ``wait``, until the broker confirmed them."""
         self._last_commit = time.monotonic()
+        if self.fence is not None and not self.submitted.has_committable():
+            return True
+        if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if wait else 0):
+            return False  # the claim is still under way (the broker is away): commit later
         offsets = self.submitted.committable()
         if not offsets:
             return True

@@ -111,6 +111,9 @@ class TaskRunner(ABC):
         return self._fenced
 
     METRICS_GROUP: str  # Kafka Connect's metric group of the task type
+    #: Claim the fence before the task starts (exactly once), or let the claim finish in the background
+    #: (at least once: the task runs at once, even while the broker is away; its first commit waits).
+    CLAIM_BEFORE_START = False
 
     @abstractmethod
     def metrics(self) -> dict[str, float]:
@@ -138,8 +141,8 @@ class TaskRunner(ABC):
         """The task's whole life; returns when stopped or failed."""
         reported_paused = False
         try:
-            if self.fence is not None:
-                self.fence.claim()  # before anything is read: earlier instances can no longer commit
+            if self.fence is not None:  # earlier instances can no longer commit once this is done
+                self.fence.claim(wait=self.CLAIM_BEFORE_START)
             self.initialize()
             self.task.start(self.task_config)
             if self.paused:
