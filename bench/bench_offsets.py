@@ -36,9 +36,16 @@ def timed(fn: Callable[[], object]) -> float:
     return measured(fn)[0]
 
 
-def measured(fn: Callable[[], object]) -> tuple[float, object]:
-    start = time.perf_counter()
+CPU: dict[str, list[float]] = {}
+"""Process CPU seconds (every thread: the runtime's readers and librdkafka's too) of the source operations and
+their baselines, by label: on a shared machine, the part of the time that does not depend on the load."""
+
+
+def measured(fn: Callable[[], object], cpu: str | None = None) -> tuple[float, object]:
+    start, start_cpu = time.perf_counter(), time.process_time()
     result = fn()
+    if cpu is not None:
+        CPU.setdefault(cpu, []).append(time.process_time() - start_cpu)
     return time.perf_counter() - start, result
 
 
@@ -79,7 +86,7 @@ def source_baseline(bootstrap: str, admin: AdminClient, records: list[tuple[byte
                     seen[m.partition()] = m.offset() + 1
         consumer.close()
 
-    return timed(produce), timed(read)
+    return measured(produce, "raw produce")[0], measured(read, "raw read")[0]
 
 
 def sink_baseline(admin: AdminClient, topic: str, n: int) -> tuple[float, float, float]:
@@ -133,11 +140,13 @@ def run(bootstrap: str, n_source: int, n_sink: int, repeat: int) -> None:
             print(f"round {i + 1}/{repeat} ...", flush=True)
             for kind, name, request, n in (("src", "bench-source", body, n_source),
                                            ("sink", "bench-sink", sink_body, n_sink)):
-                times[f"{kind} alter"].append(timed(lambda: rt.alter_offsets(name, request)))  # noqa: B023
-                seconds, got = measured(lambda: rt.get_offsets(name))  # noqa: B023
+                times[f"{kind} alter"].append(measured(lambda: rt.alter_offsets(name, request),  # noqa: B023
+                                                       f"{kind} alter")[0])
+                seconds, got = measured(lambda: rt.get_offsets(name), f"{kind} get")  # noqa: B023
                 times[f"{kind} get"].append(seconds)
                 assert len(got["offsets"]) == n
-                times[f"{kind} reset"].append(timed(lambda: rt.reset_offsets(name)))  # noqa: B023
+                times[f"{kind} reset"].append(measured(lambda: rt.reset_offsets(name),  # noqa: B023
+                                                       f"{kind} reset")[0])
                 assert rt.get_offsets(name) == {"offsets": []}
             produce, read = source_baseline(bootstrap, admin, records)
             times["raw produce"].append(produce)
@@ -156,7 +165,13 @@ def run(bootstrap: str, n_source: int, n_sink: int, repeat: int) -> None:
     print(f"{'operation':<14}{'partitions':>11}{'time (s)':>11}{'baseline (s)':>14}  {'baseline':<20}{'ratio':>7}")
     for name, n, t, base, label in rows:
         print(f"{name:<14}{n:>11,}{t:>11.3f}{base:>14.3f}  {label:<20}{t / base:>7.2f}")
-    print(f"\nmedian of {repeat} runs; ratio = time / baseline (1.00 = as fast as bare confluent-kafka)")
+    print(f"\nbaseline parts: bare produce of the {n_source:,} records {med['raw produce']:.3f} s (ratio of alter "
+          f"to it {med['src alter'] / med['raw produce']:.2f}, of reset {med['src reset'] / med['raw produce']:.2f}), "
+          f"bare read back {med['raw read']:.3f} s")
+    cpu = {k: statistics.median(v) for k, v in CPU.items()}
+    print("process CPU seconds (median): " + ", ".join(f"{k} {cpu[k]:.3f}" for k in (
+        "src alter", "src get", "src reset", "raw produce", "raw read")))
+    print(f"median of {repeat} runs; ratio = time / baseline (1.00 = as fast as bare confluent-kafka)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ to the message line, never to stdout. ``repr(editor)`` is a plain-text view of t
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -64,19 +66,49 @@ def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return ordered
 
 
+def _loaded(name: str) -> property:
+    """An attribute that exists once the offsets are read: reading it while they are read in the background
+    waits for them (:meth:`OffsetsEditor.wait`), so that code driving the editor sees the loaded table."""
+    key = "_" + name
+
+    def get(self: OffsetsEditor) -> Any:
+        if threading.current_thread() is not self._loader:
+            self.wait()
+        return self.__dict__[key]
+
+    def set_(self: OffsetsEditor, value: Any) -> None:
+        self.__dict__[key] = value
+
+    return property(get, set_)
+
+
 class OffsetsEditor(W.VBox):
     """Edit connector ``name``'s offsets page by page; Apply alters the edited partitions, Reset forgets all.
 
     ``frame`` is the connector's offsets already read with ``rt.offsets_frame`` (default: read them now).
-    :attr:`frame` holds the offsets as last read (plus rows added with :meth:`add_row`), :attr:`edits`
-    the typed texts by ``(row, column)``, :attr:`answer` the runtime's last answer (``{"message": ...}``).
+    With ``background`` (the default) they are read on a thread: the editor shows at once with a progress
+    line and fills its first page when the read is done, so the kernel is never blocked by a long read
+    (100,000 partitions read from Kafka). Reading :attr:`frame`, :attr:`cells` or :attr:`labels` meanwhile
+    waits for it (:meth:`wait`). :attr:`frame` holds the offsets as last read (plus rows added with
+    :meth:`add_row`), :attr:`edits` the typed texts by ``(row, column)``, :attr:`answer` the runtime's last
+    answer (``{"message": ...}``).
     """
 
+    frame = _loaded("frame")
+    cells = _loaded("cells")
+    labels = _loaded("labels")
+    roles = _loaded("roles")
+    kinds = _loaded("kinds")
+    sink = _loaded("sink")
+
     def __init__(self, rt: Any, name: str, page_size: int = 50, frame: pd.DataFrame | None = None,
-                 **kwargs: Any) -> None:
+                 background: bool = True, **kwargs: Any) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be 1 or more, not {page_size}")
-        self.rt, self.name, self.page_size = rt, name, page_size
+        self.rt, self.name, self.page_size, self.background = rt, name, page_size, background
+        self._loader: threading.Thread | None = None
+        self._done = threading.Event()
+        self._load_error: BaseException | None = None
         self.edits: dict[tuple[int, str], str] = {}
         self.answer: dict[str, str] | None = None
         self.page = 0
@@ -98,7 +130,7 @@ class OffsetsEditor(W.VBox):
         self.apply_button.on_click(lambda _b: self.apply())
         self.reset_button.on_click(lambda _b: self.reset())
         self.discard_button.on_click(lambda _b: self.discard())
-        self.reload_button.on_click(lambda _b: self.reload())
+        self.reload_button.on_click(lambda _b: self.reload(background=self.background))
         self.confirm_text = W.HTML()
         self.confirm_button = W.Button(description="Stop, then continue", button_style="warning",
                                        layout=W.Layout(width="auto"))
@@ -116,19 +148,86 @@ class OffsetsEditor(W.VBox):
             self.title, self.grid, W.HBox([self.prev_button, self.page_label, self.next_button]), self.add_box,
             W.HBox([self.apply_button, self.reset_button, self.discard_button, self.reload_button]),
             self.confirm_box, self.message], **kwargs)
-        self.reload(frame)
+        self.reload(frame, background=background and frame is None)
 
     # -- reading and paging -------------------------------------------------------------------------
-    def reload(self, frame: pd.DataFrame | None = None) -> None:
+    def reload(self, frame: pd.DataFrame | None = None, background: bool = False) -> None:
         """Read the offsets again (or take ``frame``, as ``rt.offsets_frame`` gave it), forget the edits, and
-        show the first page."""
-        frame = self.rt.offsets_frame(self.name) if frame is None else frame
+        show the first page; with ``background``, read on a thread and return at once (see :meth:`wait`)."""
+        self.wait()  # one read at a time
+        self.edits = {}
+        if frame is not None or not background:
+            self._show(self.rt.offsets_frame(self.name) if frame is None else frame)
+            return
+        self._done.clear()
+        self._load_error = None
+        self._set_busy(True)
+        started = time.monotonic()
+        read: dict[str, Any] = {}
+
+        def read_offsets() -> None:
+            try:
+                read["frame"] = self.rt.offsets_frame(self.name)
+            except BaseException as e:  # noqa: BLE001 - handed to load()
+                read["error"] = e
+
+        def load() -> None:
+            try:
+                reader = threading.Thread(target=read_offsets, name=f"offsets-editor-read-{self.name}", daemon=True)
+                reader.start()
+                while True:  # the read reports nothing: show that it goes on, and for how long
+                    self.title.value = (f"<b>Offsets of {escape(self.name)}</b>: reading them from Kafka... "
+                                        f"{time.monotonic() - started:.1f} s")
+                    reader.join(0.25)
+                    if not reader.is_alive():
+                        break
+                if "error" in read:
+                    raise read["error"]
+                self._show(read["frame"])
+            except BaseException as e:  # noqa: BLE001 - shown in the editor and raised by wait()
+                self._load_error = e
+                detail = f"{e.message} (HTTP {e.status})" if isinstance(e, ConnectRestError) else repr(e)
+                self.title.value = f"<b>Offsets of {escape(self.name)}</b>"
+                self.message.value = error_html(escape(f"Could not read the offsets: {detail}"))
+            finally:
+                self._set_busy(False)
+                self._done.set()
+
+        self._loader = threading.Thread(target=load, name=f"offsets-editor-{self.name}", daemon=True)
+        self._loader.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait until offsets being read in the background are shown; raise what made the read fail."""
+        loader = self._loader
+        if loader is None or loader is threading.current_thread():
+            return
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"The offsets of {self.name} were not read within {timeout} s")
+        if self._load_error is not None:
+            raise self._load_error
+
+    @property
+    def loading(self) -> bool:
+        """True while the offsets are read in the background."""
+        return self._loader is not None and not self._done.is_set()
+
+    def _set_busy(self, busy: bool) -> None:
+        """Disable the buttons while reading; afterwards the actions come back, and Previous / Next as the
+        page shown allows (both stay disabled when the read failed)."""
+        for button in (self.apply_button, self.reset_button, self.discard_button, self.reload_button,
+                       self.add_button):
+            button.disabled = busy
+        if busy:
+            self.prev_button.disabled = self.next_button.disabled = True
+            self.page_label.value = "reading..."
+
+    def _show(self, frame: pd.DataFrame) -> None:
+        """Take a frame as ``rt.offsets_frame`` gives it, and show its first page."""
         meta = frame.attrs.get(META_KEY, {})
         self.roles: dict[str, tuple[str, str]] = {c: tuple(r) for c, r in meta.get("columns", {}).items()}
         self.frame = _sorted(frame, [c for c in frame.columns if not self._is_offset(str(c))])
         self.sink = meta.get("type") == "sink"
         self.kinds = column_kinds(self.frame)
-        self.edits = {}
         self._build_grid()
         self._build_add_box()
         self.show_page(0)
@@ -213,7 +312,7 @@ class OffsetsEditor(W.VBox):
 
     # -- editing ----------------------------------------------------------------------------------------
     def _typed(self, slot: int, column: str, text: str) -> None:
-        if self._filling:
+        if self._filling or self.loading:
             return
         self.set_cell(self.page * self.page_size + slot, column, text)
 
@@ -396,6 +495,10 @@ class OffsetsEditor(W.VBox):
 
     # -- plain text ---------------------------------------------------------------------------------
     def __repr__(self) -> str:
+        if self.loading:  # never wait here: frontends call it to display the widget
+            return f"OffsetsEditor: {self.name}, reading its offsets from Kafka..."
+        if self._load_error is not None:
+            return f"OffsetsEditor: {self.name}, the offsets could not be read: {self._load_error}"
         kind = "sink" if self.sink else "source"
         n = len(self.frame)
         lines = [f"OffsetsEditor: {self.name} ({kind}), {n} partition{'s' if n != 1 else ''}, "

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["KAFKA_OFFSET_KEY", "KAFKA_PARTITION_KEY", "KAFKA_TOPIC_KEY", "OFFSETS_TOPIC_CONFIG",
-           "alter_offsets", "get_offsets", "reset_offsets", "success_message"]
+           "alter_offsets", "get_offsets", "offsets_view", "reset_offsets", "success_message"]
 
 KAFKA_TOPIC_KEY, KAFKA_PARTITION_KEY, KAFKA_OFFSET_KEY = "kafka_topic", "kafka_partition", "kafka_offset"
 
@@ -111,6 +111,18 @@ def _gc_paused() -> Iterator[None]:
 
 def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
     """``GET /connectors/{name}/offsets``: ``{"offsets": [{"partition": {...}, "offset": {...}}, ...]}``."""
+    view, sink = offsets_view(herder, name)
+    if sink:
+        return view
+    with _gc_paused():  # copies: the caller may edit the answer (e.g. into an alter request) without harm
+        return {"offsets": [{"partition": dict(e["partition"]),
+                             "offset": None if e["offset"] is None else dict(e["offset"])} for e in view["offsets"]]}
+
+
+def offsets_view(herder: Herder, name: str) -> tuple[dict[str, list[dict[str, Any]]], bool]:
+    """What :func:`get_offsets` answers, and whether the connector is a sink; a source connector's partition
+    and offset maps are the stores' own (read them, never change them): for readers that copy anyway, such
+    as a DataFrame of 100,000 partitions."""
     config = herder.configs.connector_config(name)
     if config is None:
         raise NotFoundError(f"Connector {name} not found")
@@ -122,26 +134,28 @@ def get_offsets(herder: Herder, name: str) -> dict[str, list[dict[str, Any]]]:
         except GroupOffsetsError as e:
             raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
         return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
-                             "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}
+                             "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}, True
     try:
         stores = _read_stores(herder, name)
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to retrieve offsets for source connector {name}") from e
-    with _gc_paused():  # copies: the caller may edit the answer (e.g. into an alter request) without harm
-        return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)}
-                            for p, o in _merged(stores, name).values()]}
+    with _gc_paused():
+        return {"offsets": [{"partition": p, "offset": o} for p, o in _merged(stores, name).values()]}, False
 
 
 def alter_offsets(herder: Herder, name: str, body: Any) -> dict[str, str]:
     """``PATCH /connectors/{name}/offsets``: change the given partitions only (a null offset resets one)."""
     with _gc_paused():
-        entries = _parse_request(body)
+        plain = _plain_entries(body)
+        entries = _parse_request(body) if plain is None else [(p, o) for _, p, o in plain]
     with herder.lock, _gc_paused():
         config, desc = _modifiable(herder, name)
         herder.fence_zombies(name)
         if desc.type == "sink":
             return _alter_sink(herder, name, config, desc, _parse_sink_offsets(entries))
-        return _alter_source(herder, name, config, desc, _normalized_source_offsets(entries))
+        offsets = (_normalized_source_offsets(entries) if plain is None
+                   else {key: (p, o) for key, p, o in plain})  # later entries for a partition win
+        return _alter_source(herder, name, config, desc, offsets)
 
 
 def reset_offsets(herder: Herder, name: str) -> dict[str, str]:
@@ -187,6 +201,40 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "array"
     return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+_PLAIN_TYPES = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+
+
+def _plain_entries(body: Any) -> list[tuple[Any, dict[str, Any], dict[str, Any] | None]] | None:
+    """``(partition_key, partition, offset)`` of every entry of an alter request in the common case, checked
+    in one pass: a ``{"offsets": [...]}`` dict whose entries are dicts with a ``partition`` dict and an
+    ``offset`` dict or null, all of string keys and string, integer, boolean or null values (nothing to
+    normalize). None for anything else: :func:`_parse_request` and the normalization then give the exact
+    error or result. What passes here passes those unchanged."""
+    if type(body) is not dict or len(body) != 1:
+        return None
+    offsets = body.get("offsets")
+    if type(offsets) is not list or not offsets:
+        return None
+    plain_values, str_keys = _PLAIN_TYPES.issuperset, _STR.issuperset  # checks of every key/value type in C
+    out = []
+    append = out.append
+    for entry in offsets:
+        if type(entry) is not dict:
+            return None
+        partition = entry.get("partition")
+        offset = entry.get("offset")
+        size = len(entry)
+        if type(partition) is not dict or not (size == 1 or (size == 2 and "offset" in entry)) \
+                or not (str_keys(map(type, partition)) and plain_values(map(type, partition.values()))):
+            return None
+        if offset is not None and (type(offset) is not dict or not (
+                str_keys(map(type, offset)) and plain_values(map(type, offset.values())))):
+            return None
+        append((tuple(sorted(partition.items())), partition, offset))  # partition_key() of a flat map
+    return out
 
 
 def _parse_request(body: Any) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
@@ -426,10 +474,8 @@ def _read_stores(herder: Herder, name: str) -> list[OffsetStore]:
 
 def _merged(stores: list[OffsetStore], name: str) -> dict[Any, tuple[dict, dict]]:
     """Every known partition of ``name``; the connector's own store overrides the worker's."""
-    if len(stores) == 1:
-        return stores[0].entries(name)
-    merged: dict[Any, tuple[dict, dict]] = {}
-    for store in stores:
+    merged = stores[0].entries(name)
+    for store in stores[1:]:
         merged.update(store.entries(name))
     return merged
 
@@ -442,21 +488,23 @@ def _alter_source(herder: Herder, name: str, config: dict[str, str], desc: Plugi
         stores = _read_stores(herder, name)
         known = _merged(stores, name)
         if offsets is None:
-            pairs = [(partition, None) for partition, _ in known.values()]
+            keys, pairs = list(known), [(partition, None) for partition, _ in known.values()]
             hook_offsets: dict[Any, Any] = dict.fromkeys(known)
         else:
-            pairs = list(offsets.values())
+            keys, pairs = list(offsets), list(offsets.values())
             hook_offsets = {key: o for key, (_, o) in offsets.items()}
         hook_result = _call_hook(name, desc, config, hook_offsets)
         if pairs:
-            _write(stores, name, pairs)
+            _write(stores, name, pairs, keys)
         return {"message": success_message(hook_result, reset)}
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for source connector {name}") from e
 
 
-def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]]) -> None:
-    """Write through the connector's stores, wait for the acknowledgement and read the stores back to their end."""
+def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict | None]], keys: list[Any]) -> None:
+    """Write through the connector's stores (``keys``: the partitions' :func:`partition_key`, in the same order)
+    as one bulk write, and wait for the acknowledgement, as Kafka Connect does. The stores' readers apply the
+    records in the background; every read of offsets reads its stores to their end first, so it sees them."""
     done = threading.Event()
     errors: list[BaseException] = []
 
@@ -465,13 +513,11 @@ def _write(stores: list[OffsetStore], name: str, offsets: list[tuple[dict, dict 
             errors.append(err)
         done.set()
 
-    write_offsets(stores, name, offsets, written, REQUEST_TIMEOUT_S)
+    write_offsets(stores, name, offsets, written, REQUEST_TIMEOUT_S, keys=keys, bulk=True)
     if not done.wait(REQUEST_TIMEOUT_S):
         raise ConnectRestError(f"Timed out while attempting to modify offsets for source connector {name}")
     if errors:
         raise ConnectRestError(f"Failed to modify offsets for source connector {name}") from errors[0]
-    for store in stores:
-        store.read_to_end(REQUEST_TIMEOUT_S)
 
 
 # -- the hook and errors -------------------------------------------------------------------------------------

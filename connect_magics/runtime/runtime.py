@@ -402,10 +402,11 @@ class ConnectRuntime:
         >>> df = rt.offsets_frame("lines")  # doctest: +SKIP
         >>> df.loc[0, "position"] = 0; rt.alter_offsets_from_frame("lines", df)  # doctest: +SKIP
         """
+        from connect_magics.runtime.offsets import offsets_view
         from connect_magics.spark.offsets_frame import offsets_to_frame
 
-        sink = self.herder.connector_info(name)["type"] == "sink"
-        return offsets_to_frame(self.get_offsets(name), sink=sink, connector=name)
+        view, sink = offsets_view(self.herder, name)  # the stores' own maps: the frame copies their values
+        return offsets_to_frame(view, sink=sink, connector=name)
 
     def alter_offsets_from_frame(self, name: str, frame: Any, partition_columns: list[str] | None = None,
                                  offset_columns: list[str] | None = None) -> dict[str, str]:

@@ -12,13 +12,21 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
@@ -27,7 +35,14 @@ log = logging.getLogger(__name__)
 
 Records = list[tuple[bytes | str | None, bytes | None]]
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
+BatchCallback = Callable[[list[Message]], None]
 DoneCallback = Callable[[BaseException | None], None]
+
+# A bulk write (thousands of records at once, e.g. altering or resetting the offsets of many partitions):
+# large batches, and delivery reports only for failures, so that Python is called once per failed record
+# instead of once per record.
+BULK_PRODUCER = {"linger.ms": 5, "batch.size": 1_000_000, "queue.buffering.max.messages": 1_000_000,
+                 "delivery.report.only.error": True}
 
 
 class BadRecord(ValueError):
@@ -42,12 +57,12 @@ class BadRecord(ValueError):
     """
 
 
-def json_value(value: bytes | None) -> Any:
-    """A record value decoded from JSON (None for a tombstone); BadRecord if it is not JSON."""
+def json_value(value: bytes | None, loads: Callable[[bytes], Any] = json.loads) -> Any:
+    """A record value decoded from JSON by ``loads`` (None for a tombstone); BadRecord if it is not JSON."""
     if value is None:
         return None
     try:
-        return json.loads(value)
+        return loads(value)
     except ValueError as e:
         raise BadRecord(f"the value is not JSON ({e})") from None
 
@@ -56,10 +71,10 @@ _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a num
                bool: "a boolean"}
 
 
-def json_object(value: bytes | None, shape: str) -> dict[str, Any] | None:
+def json_object(value: bytes | None, shape: str, loads: Callable[[bytes], Any] = json.loads) -> dict[str, Any] | None:
     """A record value that must be a JSON object (None for a tombstone); BadRecord naming ``shape``, the
     value the key's kind needs, if it is not one."""
-    data = json_value(value)
+    data = json_value(value, loads)
     if data is not None and not isinstance(data, dict):
         raise BadRecord(f"the value must be {shape}, not {_JSON_TYPES.get(type(data), 'null')}")
     return data
@@ -130,25 +145,33 @@ class KafkaLog:
     """
 
     def __init__(self, topic: str, client_config: Mapping[str, str], on_record: RecordCallback,
-                 producer_config: Mapping[str, str] | None = None, fence: ProducerFence | None = None) -> None:
+                 producer_config: Mapping[str, str] | None = None, fence: ProducerFence | None = None,
+                 on_batch: BatchCallback | None = None) -> None:
+        """``on_record(key, value, partition, offset)`` gets every record read; ``on_batch`` (instead of it,
+        when given) every consumed batch at once, as the consumer's messages, without the failed ones."""
         self.topic = topic
         self.fence = fence
         self._fenced_writer = ThreadPoolExecutor(1, thread_name_prefix=f"fenced-{topic}") if fence else None
         self._on_record = on_record
+        self._on_batch = on_batch
         base = {k: v for k, v in client_config.items()}
         # murmur2, as Java's producers: a key goes to the partition a Kafka Connect worker writes it to, so
         # that the newest record of every key is in one partition whichever worker wrote it.
-        self._producer = Producer({**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
-                                   "partitioner": "murmur2_random", **(producer_config or {}),
-                                   "logger": client_logger("producer")})
+        self._producer_config = {**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
+                                 "partitioner": "murmur2_random", **(producer_config or {}),
+                                 "logger": client_logger("producer")}
+        self._producer = Producer(self._producer_config)
+        self._bulk: Producer | None = None
+        self._bulk_lock = threading.Lock()
+        self._bulk_errors: list[BaseException] = []
         self._consumer = Consumer({**CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
                                    "enable.auto.commit": False, "enable.partition.eof": False,
                                    "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
                                    "logger": client_logger("consumer")})
-        # confluent-kafka consumer calls block while another thread is inside consume(): a second
-        # consumer answers metadata and watermark queries for the reader.
-        self._meta = Consumer({**base, "group.id": f"connect-magics-meta-{uuid.uuid4().hex}",
-                               "enable.auto.commit": False, "logger": client_logger("consumer")})
+        # confluent-kafka consumer calls block while another thread is inside consume(): an admin client
+        # answers metadata and offset queries for the reader, the start and end offsets of every partition in
+        # one request each (a consumer's watermark query is one request per partition).
+        self._admin = AdminClient({**base, "logger": client_logger("admin")})
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after this log's own transactions
         self._cond = threading.Condition()
@@ -159,7 +182,7 @@ class KafkaLog:
 
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
-        md = self._meta.list_topics(self.topic, timeout=timeout).topics[self.topic]
+        md = self._admin.list_topics(self.topic, timeout=timeout).topics[self.topic]
         self._partitions = sorted(md.partitions)
         self._consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions])
         self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
@@ -170,7 +193,7 @@ class KafkaLog:
         while not self._stopping:
             self._producer.poll(0)  # serve delivery callbacks of asynchronous writes
             try:
-                msgs = self._consumer.consume(1000, timeout=0.05)
+                msgs = self._consumer.consume(10_000, timeout=0.05)  # large batches: a big topic is read fast
             except Exception as e:  # noqa: BLE001 - consumer closed under us
                 if self._stopping:
                     return
@@ -179,22 +202,36 @@ class KafkaLog:
             if not msgs:
                 self._note_positions()  # transaction markers move the position without a message
                 continue
+            good = []
             for m in msgs:
-                if m.error():
-                    if not m.error().retriable() and m.error().code() != KafkaError._PARTITION_EOF:
-                        log.warning("Error reading %s: %s", self.topic, m.error())
-                    continue
+                error = m.error()
+                if error is None:
+                    good.append(m)
+                elif not error.retriable() and error.code() != KafkaError._PARTITION_EOF:
+                    log.warning("Error reading %s: %s", self.topic, error)
+            if self._on_batch is not None:
                 try:
-                    self._on_record(m.key(), m.value(), m.partition(), m.offset())
-                except BadRecord as e:
-                    log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic, m.partition(),
-                                m.offset(), m.key(), e)
-                except Exception:  # noqa: BLE001 - a bad record must never stop the reader
-                    log.exception("Skipping a record of %s at %s/%s that could not be processed",
-                                  self.topic, m.partition(), m.offset())
+                    self._on_batch(good)
+                except Exception:  # noqa: BLE001 - must never stop the reader (the callback skips bad records)
+                    log.exception("Failed to process a batch of %s records of %s", len(good), self.topic)
+            else:
+                for m in good:
+                    try:
+                        self._on_record(m.key(), m.value(), m.partition(), m.offset())
+                    except BadRecord as e:
+                        log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.topic,
+                                    m.partition(), m.offset(), m.key(), e)
+                    except Exception:  # noqa: BLE001 - a bad record must never stop the reader
+                        log.exception("Skipping a record of %s at %s/%s that could not be processed",
+                                      self.topic, m.partition(), m.offset())
+            reached: dict[int, int] = {}
+            for m in good:  # a partition's messages come in offset order
+                reached[m.partition()] = m.offset() + 1
             with self._cond:
-                for m in msgs:
-                    self._positions[m.partition()] = max(self._positions.get(m.partition(), 0), m.offset() + 1)
+                positions = self._positions
+                for partition, position in reached.items():
+                    if position > positions.get(partition, 0):
+                        positions[partition] = position
                 self._cond.notify_all()
 
     def _note_positions(self) -> None:
@@ -212,22 +249,25 @@ class KafkaLog:
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
         """The end offset of every partition that has anything left to read (compaction can leave a
         partition whose records all precede its start offset: nothing to wait for there)."""
-        ends = {}
         deadline = time.monotonic() + timeout
-        for p in self._partitions:
-            while True:
-                try:
-                    low, high = self._meta.get_watermark_offsets(
-                        TopicPartition(self.topic, p), timeout=max(0.1, deadline - time.monotonic()), cached=False)
-                    break
-                except KafkaException as e:  # e.g. no leader yet just after a broker restart
-                    transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
-                    if not transient or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-            if high > low:
-                ends[p] = high
-        return ends
+        while True:  # one request for the start offsets and one for the ends, all partitions at once
+            earliest = {TopicPartition(self.topic, p): OffsetSpec.earliest() for p in self._partitions}
+            latest = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions}
+            wait = max(0.1, deadline - time.monotonic())
+            try:
+                lows = self._admin.list_offsets(earliest, request_timeout=wait)
+                highs = self._admin.list_offsets(latest, request_timeout=wait)
+                ends = {}
+                for tp, high in highs.items():
+                    end, start = high.result(wait).offset, lows[tp].result(wait).offset
+                    if end > start:
+                        ends[tp.partition] = end
+                return ends
+            except KafkaException as e:  # e.g. no leader yet just after a broker restart
+                transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
+                if not transient or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written before this call has been passed to the callback."""
@@ -296,6 +336,49 @@ class KafkaLog:
                     poll(0.05)
         poll(0)
         return len(records)
+
+    def write_bulk(self, records: Iterable[tuple[bytes | str | None, bytes | None]], timeout: float = 30.0) -> int:
+        """Write many records (produced as ``records`` yields them) and wait until the broker acknowledged all of
+        them; return how many; raise the first failure.
+
+        For large writes that the caller waits for anyway: a producer of its own with large batches and
+        delivery reports for failures only (:data:`BULK_PRODUCER`), and one flush. Writes still queued on the
+        log's own producer are flushed first, so that the bulk records come after them. With a fence, the
+        records are one transaction of the fence, as every write of this log."""
+        if self.fence is not None:
+            batch = list(records)
+            try:
+                self._write_fenced(batch, None).result(timeout)
+            except FutureTimeoutError:
+                raise TimeoutError(f"Timed out writing {len(batch)} records to {self.topic}") from None
+            return len(batch)
+        with self._bulk_lock:
+            if self._producer.flush(timeout) > 0:
+                raise TimeoutError(f"Timed out writing to {self.topic}")
+            if self._bulk is None:
+                self._bulk = Producer({**self._producer_config, **BULK_PRODUCER, "on_delivery": self._bulk_failed})
+            producer, topic = self._bulk, self.topic
+            self._bulk_errors = errors = []
+            produce, poll = producer.produce, producer.poll
+            count = 0
+            for key, value in records:
+                count += 1
+                while True:
+                    try:
+                        produce(topic, value, key)
+                        break
+                    except BufferError:
+                        poll(0.05)
+            left = producer.flush(timeout)
+        if errors:
+            raise errors[0]
+        if left > 0:
+            raise TimeoutError(f"Timed out writing {count} records to {self.topic}: {left} not acknowledged")
+        return count
+
+    def _bulk_failed(self, err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            self._bulk_errors.append(KafkaException(err))
 
     def _write_fenced(self, records: Records, callback: DoneCallback | None) -> Future:
         """One transaction of the fence holding ``records``, on the writer thread (after earlier writes); a
@@ -374,10 +457,11 @@ class KafkaLog:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.flush(timeout)
+        if self._bulk is not None:
+            self._bulk.flush(timeout)
         if self._fenced_writer is not None:
             self._fenced_writer.shutdown(wait=False)
         self._stopping = True
         if self._thread is not None:
             self._thread.join(timeout)
         self._consumer.close()
-        self._meta.close()

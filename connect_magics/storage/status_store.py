@@ -10,11 +10,12 @@ which follow Kafka Connect's rules (see docs/status-and-topics.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +89,9 @@ class StatusStore:
         self._tasks: dict[str, dict[int, Status]] = {}
         self._topics: dict[str, dict[str, dict[str, Any]]] = {}
         self._created: dict[str, dict[str, dict[str, Any]]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the in-memory view; held briefly, never while calling the sender
+        self._order = threading.Lock()  # writers, one at a time (see _writing)
+        self._pending: list[tuple[str, bytes | None]] = []
         self._started = False
         self._written: set[str] = set()  # keys this store wrote: their in-memory value is the newest
         # Fail a write after request_timeout_ms so that the retry policy, not the client, decides;
@@ -205,16 +208,29 @@ class StatusStore:
             return topic in self._topics.get(connector, {})
 
     # -- writing (never blocks on the broker) ------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the view's lock for a change; the records the change made (:meth:`_submit`) go to the sender
+        once that lock is released, so that readers never wait for the sender. Writers take turns, so that
+        the order of the records of one key is the order of the changes to the view."""
+        with self._order:
+            try:
+                with self._lock:
+                    yield
+            finally:  # _pending is only used by writers, one at a time
+                records, self._pending = self._pending, []
+                for key, value in records:
+                    self.sender.submit(key, value)
+
     def _submit(self, key: str, value: bytes | None) -> None:
-        """Hand a record to the sender; call with ``_lock`` held, right after changing the view, so
-        that the view and the order of writes of one key agree."""
+        """Note a record to write; call inside :meth:`_writing`, right after changing the view."""
         self._written.add(key)
-        self.sender.submit(key, value)
+        self._pending.append((key, value))
 
     def put_connector(self, name: str, state: str, trace: str | None = None, version: str | None = None) -> None:
         """Set a connector's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
         status = Status(state, trace, self.worker_id, self.generation, version)
-        with self._lock:
+        with self._writing():
             if state in SAFE_STATES and not can_write_safely(self._connectors.get(name), status):
                 log.debug("Not overwriting the newer status of connector %s with %s", name, state)
                 return
@@ -225,7 +241,7 @@ class StatusStore:
                  version: str | None = None) -> None:
         """Set a task's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
         status = Status(state, trace, self.worker_id, self.generation, version)
-        with self._lock:
+        with self._writing():
             tasks = self._tasks.setdefault(connector, {})
             if state in SAFE_STATES and not can_write_safely(tasks.get(task), status):
                 log.debug("Not overwriting the newer status of task %s-%s with %s", connector, task, state)
@@ -234,7 +250,7 @@ class StatusStore:
             self._submit(f"{TASK_PREFIX}{connector}-{task}", dumps(status.to_json()))
 
     def remove_task(self, connector: str, task: int) -> None:
-        with self._lock:
+        with self._writing():
             self._tasks.get(connector, {}).pop(task, None)
             self._submit(f"{TASK_PREFIX}{connector}-{task}", None)
 
@@ -248,7 +264,7 @@ class StatusStore:
             created = list(self._created.pop(name, {}))
         for topic in created:
             self.sender.submit(f"{CREATED_TOPIC_PREFIX}{topic}{TOPIC_SEPARATOR}{name}", None)
-        with self._lock:
+        with self._writing():
             self._submit(CONNECTOR_PREFIX + name, None)
 
     def put_topic(self, connector: str, topic: str, task: int) -> None:
@@ -260,7 +276,7 @@ class StatusStore:
         known = self._topics.get(connector)
         if known is not None and topic in known:  # the hot path, per record: no lock for a read
             return
-        with self._lock:
+        with self._writing():
             topics = self._topics.get(connector)
             if topics is not None and topic in topics:
                 return
@@ -281,7 +297,7 @@ class StatusStore:
     def reset_topics(self, connector: str, topics: Iterable[str] | None = None) -> list[str]:
         """KIP-558: forget the topics ``connector`` used (all, or only ``topics``), writing a tombstone
         for each; returns the topics forgotten. Example: ``store.reset_topics("sink", ["old"])``."""
-        with self._lock:
+        with self._writing():
             known = self._topics.get(connector, {})
             gone = sorted(known if topics is None else set(topics) & set(known))
             for topic in gone:

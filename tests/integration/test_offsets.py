@@ -24,6 +24,7 @@ from connect_magics.connectors.verifying import VerifyingSinkConnector
 from connect_magics.runtime.offsets import NOT_STOPPED, UNSUPPORTED, ZOMBIES
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.group_offsets import alter_group_offsets, list_group_offsets
+from connect_magics.storage.offset_store import OffsetStore
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 SCHEMALESS = {"value.converter": JSON, "value.converter.schemas.enable": "false"}
@@ -804,3 +805,48 @@ def test_writes_reuse_the_record_key_of_a_known_partition(rt: ConnectRuntime, bo
     records = [m for m in read_records(bootstrap, rt.worker_config["offset.storage.topic"])
                if json.loads(m.key())[0] == name]
     assert [m.key() for m in records] == [stored_key] * 3 and records[-1].value() is None
+
+
+# -- at scale -----------------------------------------------------------------------------------------------------
+
+
+def test_100k_source_partitions_altered_read_back_exactly_then_reset_to_tombstones(rt: ConnectRuntime, bootstrap: str,
+                                                                                  unique: str) -> None:
+    """100,000 partitions through the bulk write path: what get_offsets answers, what Kafka holds and what a
+    new reader of the topic finds are exactly the request; a second alter changes only its partitions; reset
+    leaves a tombstone as the last record of every partition."""
+    n = 100_000
+    name, own = f"scale-{unique}", f"scale-offsets-{unique}"
+    source(rt, name, f"unused-{unique}", 1, initial_state="STOPPED", **{"offsets.storage.topic": own})
+    entries = [{"partition": {"file": f"/data/{i:06d}.csv", "shard": i % 7},
+                "offset": {"position": i * 1000, "line": str(i), "eof": i % 2 == 0, "note": None}}
+               for i in range(n)]
+    assert rt.alter_offsets(name, {"offsets": entries}) == {"message": ALTERED}
+
+    def by_partition(found: list[dict[str, Any]]) -> dict[str, Any]:
+        return {json.dumps(e["partition"], sort_keys=True): e["offset"] for e in found}
+
+    expected = by_partition(entries)
+    got = rt.get_offsets(name)["offsets"]
+    assert len(got) == n and by_partition(got) == expected
+    assert stored_offsets(bootstrap, own, name) == expected  # the last record of every key in Kafka
+    fresh = OffsetStore(own, {"bootstrap.servers": bootstrap})  # a new reader parses every record itself
+    try:
+        fresh.start()
+        assert {json.dumps(p, sort_keys=True): o for p, o in fresh.offsets(name)} == expected
+    finally:
+        fresh.stop()
+
+    # Later entries for a partition win; partitions not named keep their offsets.
+    changed = [{"partition": {"shard": i % 7, "file": f"/data/{i:06d}.csv"}, "offset": {"position": -1}}
+               for i in range(0, n, 1000)]
+    assert rt.alter_offsets(name, {"offsets": [{"partition": changed[0]["partition"], "offset": {"position": 5}},
+                                               *changed]}) == {"message": ALTERED}
+    expected.update(by_partition(changed))
+    assert by_partition(rt.get_offsets(name)["offsets"]) == expected
+
+    assert rt.reset_offsets(name) == {"message": RESET}
+    assert rt.get_offsets(name) == {"offsets": []}
+    assert stored_offsets(bootstrap, own, name) == dict.fromkeys(expected)
+    assert {k: v for k, v in stored_offsets(bootstrap, rt.worker_config["offset.storage.topic"], name).items()
+            if k in expected} == dict.fromkeys(expected)  # the worker's topic gets the tombstones first

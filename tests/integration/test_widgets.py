@@ -4,8 +4,10 @@ handlers) against the session broker, with the effect checked in Kafka."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import versioned_plugins as vp
@@ -222,6 +224,49 @@ def test_editor_pages_keep_edits_and_apply_only_edited_rows(rt: ConnectRuntime, 
     assert editor.message.value == editor.answer["message"]
     after = {o["partition"]["task"]: o["offset"]["seq"] for o in rt.get_offsets(name)["offsets"]}
     assert after == {i: 1000 if i == task else i for i in range(120)}
+
+
+class GatedRuntime:
+    """The module's runtime, whose ``offsets_frame`` waits for :attr:`gate`: a read from Kafka that takes as
+    long as the test wants."""
+
+    def __init__(self, rt: ConnectRuntime) -> None:
+        self.rt, self.gate = rt, threading.Event()
+
+    def offsets_frame(self, name: str) -> Any:
+        assert self.gate.wait(60), "the test never opened the gate"
+        return self.rt.offsets_frame(name)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.rt, attribute)
+
+
+def test_editor_reads_in_the_background_with_progress(rt: ConnectRuntime, unique: str) -> None:
+    name = f"ed-bg-{unique}"
+    rt.create_connector(name, {"connector.class": "SequenceSource", "topic": name, **JSON}, initial_state="STOPPED")
+    rt.alter_offsets(name, {"offsets": [{"partition": {"task": i}, "offset": {"seq": i}} for i in range(5)]})
+    gated = GatedRuntime(rt)
+    editor = OffsetsEditor(gated, name)  # returns while the read is still going on
+    assert editor.loading and repr(editor) == f"OffsetsEditor: {name}, reading its offsets from Kafka..."
+    assert editor.apply_button.disabled and editor.reset_button.disabled and editor.reload_button.disabled
+    wait_until(lambda: "reading them from Kafka..." in editor.title.value, 30, message="the progress line")
+    gated.gate.set()
+    assert len(editor.frame) == 5  # waits for the read
+    assert not editor.loading and not editor.apply_button.disabled
+    assert editor.prev_button.disabled and editor.next_button.disabled  # one page only
+    assert f"Offsets of {name}</b> (source, 5 partitions)" in editor.title.value
+    assert [lab["task"].value for lab in editor.labels] == ["0", "1", "2", "3", "4"]
+    editor.reload_button.click()  # the Reload button reads in the background too
+    editor.wait(30)
+    assert editor.page_label.value == "rows 1-5 of 5 (page 1 of 1)"
+
+
+def test_editor_of_an_unknown_connector_says_why(rt: ConnectRuntime, unique: str) -> None:
+    editor = OffsetsEditor(rt, f"missing-{unique}")
+    with pytest.raises(ConnectRestError, match=f"Connector missing-{unique} not found"):
+        editor.wait(30)
+    assert f"Could not read the offsets: Connector missing-{unique} not found (HTTP 404)" in editor.message.value
+    assert "could not be read" in repr(editor)
 
 
 def test_offsets_magic_edit_and_empty_reason(rt: ConnectRuntime, bootstrap: str, unique: str,
