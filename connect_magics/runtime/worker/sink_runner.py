@@ -362,6 +362,8 @@ class SinkTaskRunner(TaskRunner):
         pairs (``Converter.to_connect_column``); the records are built from them on the task's first access.
         If a message does not convert, or the batch mixes topics, it goes record by record instead (converting
         again), where the error handler decides at its stage."""
+        if not msgs:  # the poll brought only error events (librdkafka's informational ones): an empty batch
+            return SinkRecords()
         topic = msgs[0].topic()
         if any(m.topic() != topic for m in msgs):
             return SinkRecords(self._records(msgs, key_fixed, value_fixed))
