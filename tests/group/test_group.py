@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from group_members import Member
 from helpers import wait_until
-from raw_topics import create_topics, read_records
+from raw_topics import create_topics, latest, read_records
 
 pytestmark = pytest.mark.slow
 
@@ -115,6 +115,9 @@ def test_a_stopped_leader_is_fenced_when_it_comes_back(bootstrap: str, unique: s
     wait_until(lambda: committed_position(second, name) == path.stat().st_size, 60, message="the new leader's offsets")
     assert second.rest("PUT", f"/connectors/{name}/stop")[0] == 204  # the new leader commits nothing more
     wait_until(lambda: second.rest("GET", f"/connectors/{name}/status")[1]["connector"]["state"] == "STOPPED", 30)
+    # The stop's config records are sent in the background (after the empty task set): wait for the last one.
+    wait_until(lambda: (latest(read_records(bootstrap, f"{group}-configs")).get(f"target-state-{name}") or {})
+               .get("state.v2") == "STOPPED", 30, message="the STOPPED target state in the config topic")
     internal = [f"{group}-configs", f"{group}-offsets"]
     before = {t: end_offsets(bootstrap, t) for t in internal}
 
