@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import (
     OFFSET_BEGINNING,
     Consumer,
+    IsolationLevel,
     KafkaError,
     KafkaException,
     Message,
@@ -248,7 +249,11 @@ class KafkaLog:
 
     def end_offsets(self, timeout: float = 30.0) -> dict[int, int]:
         """The end offset of every partition that has anything left to read (compaction can leave a
-        partition whose records all precede its start offset: nothing to wait for there)."""
+        partition whose records all precede its start offset: nothing to wait for there).
+
+        The end is the last stable offset, as the reader is read_committed: a transaction left open by a
+        killed writer must not hold up a reader (its successor's fence aborts it), as in Kafka Connect's
+        ``KafkaBasedLog.readToEnd``."""
         deadline = time.monotonic() + timeout
         while True:  # one request for the start offsets and one for the ends, all partitions at once
             earliest = {TopicPartition(self.topic, p): OffsetSpec.earliest() for p in self._partitions}
@@ -256,7 +261,8 @@ class KafkaLog:
             wait = max(0.1, deadline - time.monotonic())
             try:
                 lows = self._admin.list_offsets(earliest, request_timeout=wait)
-                highs = self._admin.list_offsets(latest, request_timeout=wait)
+                highs = self._admin.list_offsets(latest, isolation_level=IsolationLevel.READ_COMMITTED,
+                                                   request_timeout=wait)
                 ends = {}
                 for tp, high in highs.items():
                     end, start = high.result(wait).offset, lows[tp].result(wait).offset

@@ -99,3 +99,25 @@ def test_an_old_sink_instance_commits_no_group_offsets_after_its_successor_start
         producer.flush(30)
         wait_until(lambda: old.fenced and old.done.is_set(), 60, message="the old sink instance fenced")
         assert list_group_offsets(offsets, "connect-sink").get((topic, 0)) == 10  # its later commit refused
+
+
+def test_a_transaction_left_open_by_a_killed_task_does_not_hold_up_the_next_start(bootstrap, unique) -> None:
+    """A process killed mid-commit leaves its transaction open on the offsets topic until the broker's
+    transaction timeout (a minute); the next runtime reads to the last stable offset and starts at once,
+    and the task's new instance aborts the open transaction when it claims its fence."""
+    topic, group = f"src-{unique}", f"g-{unique}"
+    create_topics(bootstrap, topic)
+    with ConnectRuntime(bootstrap, group, FAST) as rt:
+        rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "rate": "500"})
+        wait_until(lambda: rt.get_offsets("gen")["offsets"], 60, message="committed offsets")
+        partition = rt.get_offsets("gen")["offsets"][0]["partition"]
+    killed = TaskFence(group, TaskId("gen", 0), {"bootstrap.servers": bootstrap})
+    killed.claim()
+    producer = killed.producer
+    producer.begin_transaction()
+    producer.produce(f"{group}-offsets", json.dumps({"seq": 10**9}).encode(),
+                     json.dumps(["gen", partition]).encode())
+    producer.flush(30)  # written, never committed: as if the process had died here
+    with ConnectRuntime(bootstrap, group, FAST) as rt:  # before the fix: TimeoutError reading the offsets
+        offsets = rt.get_offsets("gen")["offsets"]
+        assert offsets and offsets[0]["offset"] != {"seq": 10**9}, "the open transaction's offset was read"
