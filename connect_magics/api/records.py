@@ -240,8 +240,8 @@ class SinkRecords(Sequence[SinkRecord]):
     @classmethod
     def deferred(cls, size: int, build: Callable[[], list[SinkRecord]],
                  column: Callable[[str], list[Any]]) -> SinkRecords:
-        """A batch of ``size`` records that ``build()`` makes on first access; ``column(field)`` gives a
-        field of :data:`COLUMNS` for every record without them (for runtimes)."""
+        """A batch of ``size`` untransformed records that ``build()`` makes on first access; ``column(field)``
+        gives a field of :data:`COLUMNS` (up to ``value``) for every record without them (for runtimes)."""
         batch = cls.__new__(cls)
         batch._records, batch._size, batch._build, batch._column = None, size, build, column
         return batch
@@ -261,11 +261,12 @@ class SinkRecords(Sequence[SinkRecord]):
         """
         if field not in self.COLUMNS:
             raise ValueError(f"field: {field!r} is not a column of SinkRecords; use one of {', '.join(self.COLUMNS)}")
-        if self._records is None:
-            return self._column(field)  # type: ignore[misc]
+        if self._records is None:  # not transformed: where a record was consumed is where it is
+            return self._column(field.removeprefix("original_"))  # type: ignore[misc]
         return [getattr(r, field) for r in self._records]
 
-    COLUMNS = ("topic", "kafka_partition", "kafka_offset", "timestamp", "key", "value")
+    COLUMNS = ("topic", "kafka_partition", "kafka_offset", "timestamp", "key", "value", "original_topic",
+               "original_kafka_partition", "original_kafka_offset")
 
     def keys(self) -> list[Any]:
         """Every record's key, in order (``column("key")``)."""
@@ -276,7 +277,7 @@ class SinkRecords(Sequence[SinkRecord]):
         return self.column("value")
 
     def to_pandas(self) -> Any:
-        """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS`.
+        """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS` up to ``value``.
 
         >>> SinkRecords([SinkRecord("t", 0, None, b"k", None, b"v", 1700000000000, kafka_offset=3)]).to_pandas()
           topic  kafka_partition  kafka_offset      timestamp   key value
@@ -284,7 +285,8 @@ class SinkRecords(Sequence[SinkRecord]):
         """
         import pandas as pd
 
-        return pd.DataFrame({field: self.column(field) for field in self.COLUMNS}, columns=list(self.COLUMNS))
+        names = self.COLUMNS[:6]
+        return pd.DataFrame({field: self.column(field) for field in names}, columns=list(names))
 
     def __len__(self) -> int:
         return self._size

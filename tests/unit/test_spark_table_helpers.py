@@ -240,3 +240,34 @@ def test_sink_task_rewinds_to_the_table_and_writes_each_offset_once(tmp_path) ->
     assert task.pre_commit({tp: 6}) == {tp: 6}
     assert sorted(pq.read_table(tmp_path).column("n").to_pylist()) == list(range(6))
     assert ParquetLog(str(tmp_path)).durable_offsets([tp]) == {tp: 6}
+
+
+def test_sink_task_splits_a_mixed_batch_by_partition_and_drops_what_it_saw(tmp_path) -> None:
+    task = SparkTableSinkTask()
+    task.initialize(RecordingContext())
+    task.start({"path": str(tmp_path), "kafka.coordinates": "true"})
+    p0, p1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    task.put(SinkRecords([record({"n": n}, n, n % 2) for n in range(4)]))  # runs of one record each
+    # a rewind mid-batch: partition 0 goes back to offset 1; only what was not seen yet is taken
+    task.put(SinkRecords([record({"n": n}, n) for n in (4, 1, 2, 5, 6)] + [record({"n": 9}, 3, 1)]))
+    assert task.pre_commit({p0: 7, p1: 4}) == {p0: 7, p1: 4}
+    table = pq.read_table(tmp_path).to_pylist()
+    assert sorted((r["kafka_partition"], r["kafka_offset"], r["n"]) for r in table) == [
+        (0, 0, 0), (0, 2, 2), (0, 4, 4), (0, 5, 5), (0, 6, 6), (1, 1, 1), (1, 3, 3)]
+
+
+def test_sink_task_reads_a_deferred_batch_as_columns(tmp_path) -> None:
+    """The runtime's batches without transformations: the task builds no record from them."""
+    def column(field: str) -> list:
+        return {"topic": ["t"] * 3, "kafka_partition": [0] * 3, "kafka_offset": [7, 8, 9],
+                "value": [{"n": 1}, None, {"n": 3}]}[field]
+
+    def build() -> list:
+        raise AssertionError("records were built")
+
+    task = SparkTableSinkTask()
+    task.initialize(RecordingContext())
+    task.start({"path": str(tmp_path)})
+    task.put(SinkRecords.deferred(3, build, column))
+    task.pre_commit({TopicPartition("t", 0): 10})
+    assert pq.read_table(tmp_path).column("n").to_pylist() == [1, 3]

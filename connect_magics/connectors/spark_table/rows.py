@@ -9,7 +9,7 @@ fails the task with a message naming the column.
 
 Example::
 
-    >>> from connect_magics.api.records import SinkRecord
+    >>> from connect_magics.api.records import Headers, SinkRecord
     >>> rows = TableRows(coordinates=True)
     >>> rows.table([SinkRecord("t", 0, None, None, None, {"id": 1}, 1700000000000, kafka_offset=7)]).to_pylist()[0]["id"]
     1
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pyarrow as pa
@@ -26,11 +27,11 @@ import pyarrow as pa
 from connect_magics.api.config import java_str
 from connect_magics.api.data import Struct
 from connect_magics.api.errors import DataException
-from connect_magics.api.records import SinkRecord
+from connect_magics.api.records import Headers, SinkRecord
 from connect_magics.connectors.spark_table.arrow_types import TIMESTAMP, arrow_type, arrow_value, plain_value
 from connect_magics.connectors.spark_table.settings import COORDINATE_COLUMNS
 
-__all__ = ["VALUE_COLUMN", "TableRows"]
+__all__ = ["VALUE_COLUMN", "RowColumns", "TableRows"]
 
 VALUE_COLUMN = "value"
 """The column of values that are neither structs nor maps."""
@@ -38,8 +39,58 @@ VALUE_COLUMN = "value"
 _HEADERS_TYPE = pa.map_(pa.string(), pa.string())
 
 
+@dataclass(slots=True)
+class RowColumns:
+    """Sink records as columns: where each was consumed and its value, and whatever else the table holds
+    of them (``None`` for a column not wanted). :class:`TableRows` builds a table from it; a sink task buffers
+    each partition's rows in one (:meth:`extend`), so that no :class:`SinkRecord` need be built.
+
+    >>> rows = RowColumns([], [], [], [], key=[])
+    >>> rows.extend(range(2), {"topic": ["t", "t"], "kafka_partition": [0, 0], "kafka_offset": [4, 5],
+    ...                        "value": [{"a": 1}, {"a": 2}], "key": [b"x", b"y"]})
+    >>> len(rows), rows.key
+    (2, [b'x', b'y'])
+    """
+
+    topic: list[str]
+    kafka_partition: list[int]
+    kafka_offset: list[int]
+    value: list[Any]
+    timestamp: list[int | None] | None = None
+    key: list[Any] | None = None
+    headers: list[Headers | None] | None = None
+
+    @classmethod
+    def of(cls, records: Sequence[SinkRecord]) -> RowColumns:
+        """Every column of ``records`` (where they were consumed: their original topic, partition, offset)."""
+        return cls([r.original_topic for r in records], [r.original_kafka_partition for r in records],
+                   [r.original_kafka_offset for r in records], [r.value for r in records], [r.timestamp for r in records], [r.key for r in records],
+                   [r.headers if r.has_headers() else None for r in records])
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def extend(self, rows: range | list[int], columns: Mapping[str, list[Any]]) -> None:
+        """Append the rows at positions ``rows`` (a range, or ascending positions) of ``columns`` (lists over
+        the same records, by field name) to the columns this one holds."""
+        for name in _ROW_FIELDS:
+            mine = getattr(self, name)
+            if mine is not None:
+                theirs = columns[name]
+                mine.extend(theirs[rows.start:rows.stop] if isinstance(rows, range) else [theirs[i] for i in rows])
+
+    def where(self, keep: list[bool]) -> RowColumns:
+        """The rows whose ``keep`` is true."""
+        def kept(column: list[Any] | None) -> list[Any] | None:
+            return None if column is None else list(itertools.compress(column, keep))
+        return RowColumns(*(kept(getattr(self, name)) for name in _ROW_FIELDS))  # type: ignore[arg-type]
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(RowColumns))
+
+
 class TableRows:
-    """Builds the Arrow table of a list of sink records, with column types stable across calls.
+    """Builds the Arrow table of sink records, with column types stable across calls.
 
     ``coordinates`` adds ``kafka_topic``, ``kafka_partition``, ``kafka_offset`` and ``kafka_timestamp``
     (where the record was consumed); ``key_column`` and ``headers_column`` name the key's and the
@@ -54,39 +105,46 @@ class TableRows:
         self.null_values = null_values
         self.known: dict[str, pa.DataType] = {}
 
-    def table(self, records: Sequence[SinkRecord]) -> pa.Table:
-        """The rows of ``records`` (tombstones left out or refused), as a table."""
-        if any(r.value is None for r in records):
+    def columns(self) -> RowColumns:
+        """Empty columns of what the table holds of each record."""
+        return RowColumns([], [], [], [], [] if self.coordinates else None, [] if self.key_column else None,
+                          [] if self.headers_column else None)
+
+    def table(self, rows: RowColumns | Sequence[SinkRecord]) -> pa.Table:
+        """The rows (tombstones left out or refused), as a table."""
+        if not isinstance(rows, RowColumns):
+            rows = RowColumns.of(rows)
+        values = rows.value
+        if any(v is None for v in values):
             if self.null_values == "fail":
-                r = next(r for r in records if r.value is None)
-                raise DataException(f"The record at offset {r.original_kafka_offset} of {r.original_topic}-"
-                                    f"{r.original_kafka_partition} has a null value, and behavior.on.null.values"
-                                    "=fail")
-            records = [r for r in records if r.value is not None]
-        columns = _value_columns([r.value for r in records])
-        extra = self._extra_columns(records)
-        for name, column in extra.items():
+                at = next(i for i, v in enumerate(values) if v is None)
+                raise DataException(f"The record at offset {rows.kafka_offset[at]} of {rows.topic[at]}-"
+                                    f"{rows.kafka_partition[at]} has a null value, and behavior.on.null.values=fail")
+            rows = rows.where([v is not None for v in values])
+            values = rows.value
+        columns = _value_columns(values)
+        for name, column in self._extra_columns(rows).items():
             if name in columns:
                 raise DataException(f"Column '{name}' of the values clashes with the column of the same name "
                                     "the connector adds; rename it (for example with ReplaceField)")
             columns[name] = column
         return self._stable(columns)
 
-    def _extra_columns(self, records: Sequence[SinkRecord]) -> dict[str, pa.Array]:
+    def _extra_columns(self, rows: RowColumns) -> dict[str, pa.Array]:
         extra: dict[str, pa.Array] = {}
         if self.coordinates:
             topic, partition, offset, timestamp = COORDINATE_COLUMNS
-            extra[topic] = pa.array([r.original_topic for r in records], pa.string())
-            extra[partition] = pa.array([r.original_kafka_partition for r in records], pa.int32())
-            extra[offset] = pa.array([r.original_kafka_offset for r in records], pa.int64())
-            extra[timestamp] = pa.array([r.timestamp for r in records], pa.int64()) \
+            extra[topic] = pa.array(rows.topic, pa.string())
+            extra[partition] = pa.array(rows.kafka_partition, pa.int32())
+            extra[offset] = pa.array(rows.kafka_offset, pa.int64())
+            extra[timestamp] = pa.array(rows.timestamp, pa.int64()) \
                 .cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
         if self.key_column:
-            extra[self.key_column] = _infer([r.key for r in records], self.key_column)
+            extra[self.key_column] = _infer(rows.key, self.key_column)
         if self.headers_column:
             extra[self.headers_column] = pa.array(
-                [[*{h.key: _header_text(h.value) for h in r.headers}.items()] if r.has_headers() else None
-                 for r in records], _HEADERS_TYPE)
+                [[*{h.key: _header_text(h.value) for h in headers}.items()] if headers else None
+                 for headers in rows.headers], _HEADERS_TYPE)  # type: ignore[union-attr]
         return extra
 
     def _stable(self, columns: dict[str, pa.Array]) -> pa.Table:

@@ -18,13 +18,14 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 from connect_magics.api.connector import SinkConnector, SinkTask, Task
-from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
+from connect_magics.api.records import SinkRecords, TopicPartition
 from connect_magics.connectors.file import _plugin_version
 from connect_magics.connectors.spark_table import settings
-from connect_magics.connectors.spark_table.rows import TableRows
+from connect_magics.connectors.spark_table.rows import RowColumns, TableRows
 from connect_magics.connectors.spark_table.table_connector import TableConnector
 from connect_magics.connectors.spark_table.table_logs import DeltaLog, ParquetLog, TableLog
 
@@ -67,7 +68,7 @@ class SparkTableSinkTask(SinkTask):
         self.table_log: TableLog | None = None
         self.rows = TableRows()
         self.flush_size = 1
-        self.buffers: dict[tuple[str, int], list[SinkRecord]] = {}
+        self.buffers: dict[tuple[str, int], RowColumns] = {}
         # Per partition, the offset after the last record in the table or buffered: records below it
         # (redelivered after a rewind, or consumed from lagging group offsets) are already taken care of.
         self.expected: dict[tuple[str, int], int] = {}
@@ -95,21 +96,46 @@ class SparkTableSinkTask(SinkTask):
             self.context.offset(found)
 
     def put(self, records: SinkRecords) -> None:
+        """Buffer the records as columns (no record objects are built when the runtime need not)."""
         if not records:
             return
-        expected, buffers = self.expected, self.buffers
-        for r in records:
-            key, offset = (r.original_topic, r.original_kafka_partition), r.original_kafka_offset
-            if offset < expected.get(key, 0):
-                continue  # in the table or buffered already
-            expected[key] = offset + 1
-            buffer = buffers.get(key)
-            if buffer is None:
-                buffer = buffers[key] = []
-            buffer.append(r)
-        full = [key for key, buffer in buffers.items() if len(buffer) >= self.flush_size]
+        rows = self.rows
+        columns = {name: records.column(f"original_{name}") for name in ("topic", "kafka_partition", "kafka_offset")}
+        columns["value"] = records.column("value")
+        if rows.coordinates:
+            columns["timestamp"] = records.column("timestamp")
+        if rows.key_column:
+            columns["key"] = records.column("key")
+        if rows.headers_column:
+            columns["headers"] = [r.headers if r.has_headers() else None for r in records]
+        start, offsets = 0, columns["kafka_offset"]
+        for key, run in itertools.groupby(zip(columns["topic"], columns["kafka_partition"], strict=True)):
+            end = start + sum(1 for _ in run)
+            new = self._unseen(key, offsets, start, end)
+            if new:
+                buffer = self.buffers.get(key)
+                if buffer is None:
+                    buffer = self.buffers[key] = rows.columns()
+                buffer.extend(new, columns)
+            start = end
+        full = [key for key, buffer in self.buffers.items() if len(buffer) >= self.flush_size]
         if full:
             self._write(full)
+
+    def _unseen(self, key: tuple[str, int], offsets: list[int], start: int, end: int) -> range | list[int]:
+        """The positions from ``start`` to ``end`` (records of one partition) of records neither in the
+        table nor buffered (others were redelivered after a rewind, or consumed from lagging group offsets)."""
+        expected = self.expected.get(key, 0)
+        if offsets[start] >= expected and all(a < b for a, b in itertools.pairwise(offsets[start:end])):
+            self.expected[key] = offsets[end - 1] + 1
+            return range(start, end)
+        new = []
+        for i in range(start, end):
+            if offsets[i] >= expected:
+                new.append(i)
+                expected = offsets[i] + 1
+        self.expected[key] = expected
+        return new
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         self._write(list(self.buffers))
@@ -122,11 +148,10 @@ class SparkTableSinkTask(SinkTask):
     def _write(self, keys: list[tuple[str, int]]) -> None:
         batch = {}
         for key in keys:
-            records = self.buffers.pop(key)
-            table = self.rows.table(records)
+            rows = self.buffers.pop(key)
+            table = self.rows.table(rows)
             if table.num_rows:
-                batch[TopicPartition(*key)] = (table, records[0].original_kafka_offset,
-                                               records[-1].original_kafka_offset)
+                batch[TopicPartition(*key)] = (table, rows.kafka_offset[0], rows.kafka_offset[-1])
         if batch:
             self.table_log.commit(batch)  # type: ignore[union-attr]
 
