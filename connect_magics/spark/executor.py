@@ -52,6 +52,24 @@ class SparkExecutor(Executor):
         self.control_topic = worker_config[CONTROL_TOPIC_CONFIG]  # created by the runtime
         self.control = TaskControlStore(self.control_topic, worker_config.client_config()).start()
         self.handles: set[SparkTaskHandle] = set()  # whose Spark job is submitted and not ended
+        self._warm_tag = f"connect-magics-{worker_config['group.id']}-warm-up"
+        threading.Thread(target=self._warm_up, name="spark-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """Run a job of one trivial Spark task per core now, while the runtime waits for its first connector:
+        the session's first job (the JVM's warm-up, the Python worker daemon) and Python workers that have
+        imported the task host, which Spark keeps for the tasks' jobs (``spark.python.worker.reuse``), are
+        then paid for before a task starts rather than by it. A failure here is only logged: the tasks'
+        jobs then pay for it themselves."""
+        n = self.cores() or 1
+        try:
+            self.spark.addTag(self._warm_tag)
+            try:
+                self.spark.range(n, numPartitions=n).mapInPandas(_warm_up_job, "ready long").collect()
+            finally:
+                self.spark.removeTag(self._warm_tag)
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            log.debug("The Spark executor's warm-up job failed: %s", _first_line(e))
 
     def cores(self) -> int | None:
         """The session's task slots (classic sessions; None on Spark Connect, which does not tell)."""
@@ -79,6 +97,10 @@ class SparkExecutor(Executor):
                                        registrations))
 
     def close(self) -> None:
+        try:
+            self.spark.interruptTag(self._warm_tag)
+        except Exception as e:  # noqa: BLE001 - the session may be stopped already
+            log.debug("Could not cancel the warm-up job: %s", _first_line(e))
         self.control.stop()
 
 
@@ -212,6 +234,16 @@ def _job(payload: bytes):
             pass
         yield pd.DataFrame([run_hosted_task(pickle_loads(payload))])
     return run
+
+
+def _warm_up_job(batches):
+    """The warm-up job's function: the task host imported in this Python worker."""
+    import pandas as pd
+
+    import connect_magics.spark.task_host  # noqa: F401 - what a task's job imports first
+
+    for batch in batches:
+        yield pd.DataFrame({"ready": [1] * len(batch)})
 
 
 def _pickle_module_by_value(cls: type) -> None:
