@@ -510,6 +510,8 @@ class JsonConverter(_DualConverter):
     def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]]:
         """:meth:`to_connect_data` for each of a batch: envelopes through the fast path with one call each,
         schemaless values parsed without a call per value."""
+        if datas.count(None) == len(datas):  # e.g. the keys of records without keys
+            return [NULL_SCHEMA_AND_VALUE] * len(datas)
         to_connect = partial(self.to_connect_data, topic)
         if self.schemas_enabled:
             fast = self._from_envelope

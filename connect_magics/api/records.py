@@ -241,7 +241,7 @@ class SinkRecords(Sequence[SinkRecord]):
     def deferred(cls, size: int, build: Callable[[], list[SinkRecord]],
                  column: Callable[[str], list[Any]]) -> SinkRecords:
         """A batch of ``size`` untransformed records that ``build()`` makes on first access; ``column(field)``
-        gives a field of :data:`COLUMNS` (up to ``value``) for every record without them (for runtimes)."""
+        gives a field of :data:`COLUMNS` for every record without them (for runtimes)."""
         batch = cls.__new__(cls)
         batch._records, batch._size, batch._build, batch._column = None, size, build, column
         return batch
@@ -253,20 +253,22 @@ class SinkRecords(Sequence[SinkRecord]):
         return self._records
 
     def column(self, field: str) -> list[Any]:
-        """One field of every record, in order: any of :data:`SinkRecords.COLUMNS`, read straight from
+        """One field of every record, in order: any of :data:`COLUMNS` or :data:`ORIGINAL_COLUMNS`, read straight from
         the consumed messages when the records have not been built.
 
         >>> SinkRecords([SinkRecord("t", 2, None, None, None, b"v", kafka_offset=9)]).column("kafka_offset")
         [9]
         """
-        if field not in self.COLUMNS:
-            raise ValueError(f"field: {field!r} is not a column of SinkRecords; use one of {', '.join(self.COLUMNS)}")
+        if field not in self.COLUMNS and field not in self.ORIGINAL_COLUMNS:
+            names = ", ".join(self.COLUMNS + self.ORIGINAL_COLUMNS)
+            raise ValueError(f"field: {field!r} is not a column of SinkRecords; use one of {names}")
         if self._records is None:  # not transformed: where a record was consumed is where it is
             return self._column(field.removeprefix("original_"))  # type: ignore[misc]
         return [getattr(r, field) for r in self._records]
 
-    COLUMNS = ("topic", "kafka_partition", "kafka_offset", "timestamp", "key", "value", "original_topic",
-               "original_kafka_partition", "original_kafka_offset")
+    COLUMNS = ("topic", "kafka_partition", "kafka_offset", "timestamp", "key", "value")
+    #: Where each record was consumed, before transformations (KIP-793); :meth:`column` gives them too.
+    ORIGINAL_COLUMNS = ("original_topic", "original_kafka_partition", "original_kafka_offset")
 
     def keys(self) -> list[Any]:
         """Every record's key, in order (``column("key")``)."""
@@ -277,7 +279,7 @@ class SinkRecords(Sequence[SinkRecord]):
         return self.column("value")
 
     def to_pandas(self) -> Any:
-        """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS` up to ``value``.
+        """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS`.
 
         >>> SinkRecords([SinkRecord("t", 0, None, b"k", None, b"v", 1700000000000, kafka_offset=3)]).to_pandas()
           topic  kafka_partition  kafka_offset      timestamp   key value
@@ -285,8 +287,7 @@ class SinkRecords(Sequence[SinkRecord]):
         """
         import pandas as pd
 
-        names = self.COLUMNS[:6]
-        return pd.DataFrame({field: self.column(field) for field in names}, columns=list(names))
+        return pd.DataFrame({field: self.column(field) for field in self.COLUMNS}, columns=list(self.COLUMNS))
 
     def __len__(self) -> int:
         return self._size

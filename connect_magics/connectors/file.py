@@ -445,7 +445,11 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: SinkRecords) -> None:
         if not records:
             return
-        data = "\n".join(map(java_str, records.values())) + "\n"  # as Java's String.valueOf
+        values = records.values()
+        try:
+            data = "\n".join(values) + "\n"  # strings, the common case
+        except TypeError:
+            data = "\n".join(map(java_str, values)) + "\n"  # as Java's String.valueOf
         if self._fd is None:
             sys.stdout.write(data)
             return

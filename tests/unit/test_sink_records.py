@@ -85,3 +85,11 @@ def test_every_column_and_the_data_frame() -> None:
 def test_an_unknown_column_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="field: 'headers' is not a column of SinkRecords; use one of topic, "):
         SinkRecords(records(1)).column("headers")
+
+
+def test_original_columns_are_where_records_were_consumed() -> None:
+    d = Deferred(2)
+    assert d.batch.column("original_kafka_offset") == [0, 1] and d.batch.column("original_topic") == ["t", "t"]
+    assert d.built == 0 and d.columns == ["kafka_offset", "topic"]  # untransformed: their own coordinates
+    moved = SinkRecords([r.new_record(topic="elsewhere") for r in records(2)])
+    assert moved.column("topic") == ["elsewhere"] * 2 and moved.column("original_topic") == ["t", "t"]

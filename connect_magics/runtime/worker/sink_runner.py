@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Iterable
 from functools import partial
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -51,7 +52,11 @@ def _decode_column(converter: Any, fixed: Any, topic: str, datas: list[bytes | N
     if fixed is None:
         return converter.to_connect_column(topic, datas)
     schema, decode = fixed
-    return [(schema, data if data is None or decode is None else decode(data)) for data in datas]
+    if decode is not None and None not in datas:  # every item through C-level iteration
+        datas = list(map(decode, datas))
+    elif decode is not None:
+        datas = [None if data is None else decode(data) for data in datas]
+    return list(zip(repeat(schema), datas))
 
 
 def _records_of(msgs: list[Message], keys: list[tuple[Any, Any]], values: list[tuple[Any, Any]]) -> list[SinkRecord]:
@@ -365,7 +370,7 @@ class SinkTaskRunner(TaskRunner):
         if not msgs:  # the poll brought only error events (librdkafka's informational ones): an empty batch
             return SinkRecords()
         topic = msgs[0].topic()
-        if any(m.topic() != topic for m in msgs):
+        if msgs[-1].topic() != topic or len(set(map(Message.topic, msgs))) > 1:
             return SinkRecords(self._records(msgs, key_fixed, value_fixed))
         try:
             keys = _decode_column(self.key_converter, key_fixed, topic, list(map(Message.key, msgs)))
