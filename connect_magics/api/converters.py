@@ -397,7 +397,10 @@ class JsonConverter(_DualConverter):
                           headers: Headers | None = None) -> bytes | None:
         if schema is None and value is None:
             return None
-        payload = _dump(self._to_json(schema, value))
+        if value.__class__ is str and (schema is None or schema is STRING_SCHEMA or schema is OPTIONAL_STRING_SCHEMA):
+            payload = _quote(value)  # what the two calls below give a plain string, sooner
+        else:
+            payload = _dump(self._to_json(schema, value))
         if not self.schemas_enabled:
             return payload.encode("utf-8")
         last_schema, start = self._last_written
