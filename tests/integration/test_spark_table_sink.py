@@ -76,9 +76,14 @@ def parquet_count(path: Any) -> int:
     return ds.dataset(str(path), format="parquet").count_rows() if path.exists() else 0
 
 
-def spark_rows(spark: Any, path: Any, expected: int) -> list[Any]:
-    """The table's rows as Spark reads the Parquet directory, once it holds ``expected`` rows."""
-    wait_until(lambda: parquet_count(path) >= expected, 60, interval=0.2, message=f"{expected} rows in {path}")
+def spark_rows(spark: Any, path: Any, expected: int, rt: ConnectRuntime | None = None) -> list[Any]:
+    """The table's rows as Spark reads the Parquet directory, once it holds ``expected`` rows (on a timeout,
+    the message gives ``rt``'s statuses and task metrics)."""
+    def why() -> str:
+        state = "" if rt is None else "".join(f"; {name}: {rt.connector_status(name)!r}" for name in rt.connectors())
+        state += "" if rt is None else f"; metrics {rt.metrics()!r}"
+        return f"{expected} rows in {path} (found {parquet_count(path)}){state}"
+    wait_until(lambda: parquet_count(path) >= expected, 60, interval=0.2, message=why)
     return spark.read.parquet(str(path)).collect()
 
 
@@ -222,7 +227,7 @@ def test_consumer_offsets_reset_does_not_rewrite_the_table(runtime_factory, boot
     topic, table = orders_topic(bootstrap, f"reset-{unique}", tmp_path, 200)
     rt = runtime_factory()
     rt.create_connector("reset", sink_config(topic, table))
-    spark_rows(spark, table, 200)
+    spark_rows(spark, table, 200, rt)
     wait_until(lambda: len(rt.get_offsets("reset")["offsets"]) == 2, 30, message="committed consumer offsets")
     rt.stop_connector("reset")
     assert rt.reset_offsets("reset")["message"].startswith(
@@ -230,7 +235,7 @@ def test_consumer_offsets_reset_does_not_rewrite_the_table(runtime_factory, boot
         "connector manages offsets externally")
     rt.resume_connector("reset")
     produce_orders(bootstrap, topic, range(200, 300))
-    rows = spark_rows(spark, table, 300)
+    rows = spark_rows(spark, table, 300, rt)
     assert len(rows) == 300 and len({r["id"] for r in rows}) == 300
 
 
