@@ -83,7 +83,7 @@ def spark_rows(spark: Any, path: Any, expected: int, rt: ConnectRuntime | None =
         state = "" if rt is None else "".join(f"; {name}: {rt.connector_status(name)!r}" for name in rt.connectors())
         state += "" if rt is None else f"; metrics {rt.metrics()!r}"
         return f"{expected} rows in {path} (found {parquet_count(path)}){state}"
-    wait_until(lambda: parquet_count(path) >= expected, 60, interval=0.2, message=why)
+    wait_until(lambda: parquet_count(path) >= expected, 120, interval=0.2, message=why)
     return spark.read.parquet(str(path)).collect()
 
 
