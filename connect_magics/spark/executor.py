@@ -237,10 +237,12 @@ def _job(payload: bytes):
 
 
 def _warm_up_job(batches):
-    """The warm-up job's function: the task host imported in this Python worker."""
+    """The warm-up job's function: the task host imported and prepared in this Python worker."""
     import pandas as pd
 
-    import connect_magics.spark.task_host  # noqa: F401 - what a task's job imports first
+    from connect_magics.spark.task_host import prepare_worker
+
+    prepare_worker()
 
     for batch in batches:
         yield pd.DataFrame({"ready": [1] * len(batch)})

@@ -9,6 +9,7 @@ started (a Spark retry, a speculative copy, the herder's next generation) this o
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
-from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.plugins.registry import Plugins, entry_point_plugins
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner
 from connect_magics.runtime.worker.task_runner import TaskRunner, TaskServices
@@ -46,6 +47,21 @@ class HostedTask:
     worker_props: dict[str, str]
     control_topic: str
     registrations: list[tuple[type, tuple[str, ...], str, str | None, bool]]
+
+
+@functools.cache
+def installed_plugins() -> tuple[tuple[type, str | None], ...]:
+    """The installed distributions' entry-point plugins, discovered once per Python worker process: scanning
+    every distribution's metadata takes about a second, and every task start needs the result. The worker
+    daemon (:mod:`connect_magics.spark.worker_daemon`) and the executor's warm-up job call it early, so that
+    tasks find it ready. A plugin distribution installed into a running executor is seen by new workers only.
+    """
+    return tuple(entry_point_plugins())
+
+
+def prepare_worker() -> None:
+    """Load what starting a task needs (the built-in plugins' modules, the entry points) into this process."""
+    Plugins(entry_points=installed_plugins())
 
 
 def worker_id() -> str:
@@ -89,7 +105,7 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
             starts.append(lambda: start_connector_store(own, wc))
         with ThreadPoolExecutor(len(starts), thread_name_prefix="task-start") as pool:
             futures = [pool.submit(start) for start in starts]
-            plugins = Plugins(plugin_path=wc.get("plugin.path"))
+            plugins = Plugins(plugin_path=wc.get("plugin.path"), entry_points=installed_plugins())
             for cls, names, location, version, isolated in hosted.registrations:
                 plugins.register(cls, names, location, version, isolated)
         started = [future.result() for future in futures]  # raises the first failure

@@ -34,6 +34,7 @@ from connect_magics.errors import BadRequestError, NotFoundError
 from connect_magics.spark.connect_types import finish_type, infer_type, merge_types, spark_type, spark_value
 from connect_magics.spark.frames import arrow_table, spark_frame
 from connect_magics.spark.session import spark_session
+from connect_magics.storage.kafka_log import known_partitions
 
 __all__ = ["READERS", "TopicRange", "converters", "read_topic", "topic_ranges"]
 
@@ -252,6 +253,7 @@ def _consume(client_config: Mapping[str, str], topic: str, ranges: list[TopicRan
         return raw
     consumer = _consumer(client_config)
     try:
+        known_partitions(consumer, topic, timeout)
         consumer.assign([TopicPartition(topic, r.partition, r.start) for r in todo.values()])
         deadline = time.monotonic() + timeout
         while todo:

@@ -18,7 +18,6 @@ from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
     Consumer,
     IsolationLevel,
     KafkaError,
@@ -98,6 +97,12 @@ def client_logger(name: str) -> logging.Logger:
 # full; for a consumer that drains that queue as fast as Python can, a short wait keeps the fetches
 # flowing (about twice the throughput when each record takes Python work). Users can override it.
 CONSUMER_DEFAULTS = {"fetch.queue.backoff.ms": 10}
+
+
+def known_partitions(consumer: Consumer, topic: str, timeout: float) -> list[int]:
+    """The topic's partitions, asked through ``consumer`` itself so that it knows their leaders when they are
+    assigned: a consumer that does not waits for its next metadata scan, up to a second, before it fetches."""
+    return sorted(consumer.list_topics(topic, timeout=timeout).topics[topic].partitions)
 
 
 def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
@@ -183,9 +188,11 @@ class KafkaLog:
 
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
-        md = self._admin.list_topics(self.topic, timeout=timeout).topics[self.topic]
-        self._partitions = sorted(md.partitions)
-        self._consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in self._partitions])
+        self._partitions = known_partitions(self._consumer, self.topic, timeout)  # before the reader thread
+        # From each partition's start offset, asked of the admin client: assigned at OFFSET_BEGINNING,
+        # librdkafka looks the offsets up itself and fetches half a second later.
+        starts, = self._offsets(timeout, OffsetSpec.earliest())
+        self._consumer.assign([TopicPartition(self.topic, p, starts[p]) for p in self._partitions])
         self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
         self._thread.start()
         self.read_to_end(timeout)
@@ -254,21 +261,20 @@ class KafkaLog:
         The end is the last stable offset, as the reader is read_committed: a transaction left open by a
         killed writer must not hold up a reader (its successor's fence aborts it), as in Kafka Connect's
         ``KafkaBasedLog.readToEnd``."""
+        starts, ends = self._offsets(timeout, OffsetSpec.earliest(), OffsetSpec.latest())
+        return {p: end for p, end in ends.items() if end > starts[p]}
+
+    def _offsets(self, timeout: float, *specs: OffsetSpec) -> list[dict[int, int]]:
+        """Per spec, every partition's offset (one request per spec, all partitions at once; a latest
+        offset is the last stable one). Retries while the partitions have no leader."""
         deadline = time.monotonic() + timeout
-        while True:  # one request for the start offsets and one for the ends, all partitions at once
-            earliest = {TopicPartition(self.topic, p): OffsetSpec.earliest() for p in self._partitions}
-            latest = {TopicPartition(self.topic, p): OffsetSpec.latest() for p in self._partitions}
+        while True:
             wait = max(0.1, deadline - time.monotonic())
             try:
-                lows = self._admin.list_offsets(earliest, request_timeout=wait)
-                highs = self._admin.list_offsets(latest, isolation_level=IsolationLevel.READ_COMMITTED,
-                                                   request_timeout=wait)
-                ends = {}
-                for tp, high in highs.items():
-                    end, start = high.result(wait).offset, lows[tp].result(wait).offset
-                    if end > start:
-                        ends[tp.partition] = end
-                return ends
+                answers = [self._admin.list_offsets({TopicPartition(self.topic, p): spec for p in self._partitions},
+                                                    isolation_level=IsolationLevel.READ_COMMITTED,
+                                                    request_timeout=wait) for spec in specs]
+                return [{tp.partition: f.result(wait).offset for tp, f in answer.items()} for answer in answers]
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
                 transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
                 if not transient or time.monotonic() > deadline:

@@ -327,3 +327,15 @@ def test_abstract_config():
     assert cfg.originals()["producer.acks"] == "all"
     with pytest.raises(ConfigException):
         AbstractConfig(cd, {"batch.size": "x"})
+
+
+def test_sink_consumers_heartbeat_every_half_second_unless_the_worker_or_connector_says_otherwise():
+    from connect_magics.runtime.worker.sink_runner import sink_consumer_config
+
+    ours = sink_consumer_config({}, "connect-orders")
+    assert ours["heartbeat.interval.ms"] == "500" and ours["group.id"] == "connect-orders"
+    assert ours["enable.auto.commit"] is False and ours["auto.offset.reset"] == "earliest"
+    theirs = sink_consumer_config({"heartbeat.interval.ms": "3000", "group.id": "ignored", "enable.auto.commit": "true"},
+                                  "connect-orders")
+    assert theirs["heartbeat.interval.ms"] == "3000"
+    assert theirs["group.id"] == "connect-orders" and theirs["enable.auto.commit"] is False

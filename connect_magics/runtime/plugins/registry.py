@@ -201,6 +201,25 @@ def to_version_range(spec: str | VersionRange | None) -> VersionRange | None:
     return connector_version_requirement(spec)
 
 
+def entry_point_plugins() -> list[tuple[type, str | None]]:
+    """The plugin classes that installed distributions declare under the ``connect_magics.plugins`` entry
+    point group, each with the version to register it under (the distribution's, unless the class declares
+    its own). An entry point that cannot be loaded is logged and skipped.
+    """
+    found = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception:  # noqa: BLE001
+            log.warning("Entry point %s of %s cannot be loaded; skipping it", ep.value,
+                        ep.dist.name if ep.dist else "?", exc_info=True)
+            continue
+        dist_version = ep.dist.version if ep.dist is not None else None
+        found += [(cls, None if declares_version(cls) or dist_version is None else dist_version)
+                  for cls in _plugin_classes(obj)]
+    return found
+
+
 class Plugins:
     """The registry of installed plugins: built-ins, entry points, ``plugin.path`` installations, and
     any registered later.
@@ -211,7 +230,9 @@ class Plugins:
     """
 
     def __init__(self, extra: Iterable[type] = (), plugin_path: str | Iterable[str] | None = None,
-                 entry_points: bool = True) -> None:
+                 entry_points: bool | Iterable[tuple[type, str | None]] = True) -> None:
+        """``entry_points``: True discovers the installed distributions' plugins now, False skips them, and
+        a result of :func:`entry_point_plugins` uses what was discovered before."""
         self._plugins: list[PluginDesc] = []
         self._index: dict[str, list[PluginDesc]] = {}
         self._lock = threading.RLock()
@@ -221,8 +242,8 @@ class Plugins:
         self._constructed = False
         for cls, names in _builtin_classes():
             self.register(cls, names)
-        if entry_points:
-            self._discover_entry_points()
+        for cls, version in entry_point_plugins() if entry_points is True else entry_points or ():
+            self.register(cls, version=version)
         for directory in _path_entries(plugin_path):
             self.add_plugin_path(directory)
         self._constructed = True
@@ -304,19 +325,6 @@ class Plugins:
         if not added:
             log.warning("Plugin installation %s contains no plugins", inst.location)
         return added
-
-    def _discover_entry_points(self) -> None:
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                obj = ep.load()
-            except Exception:  # noqa: BLE001
-                log.warning("Entry point %s of %s cannot be loaded; skipping it", ep.value,
-                            ep.dist.name if ep.dist else "?", exc_info=True)
-                continue
-            dist_version = ep.dist.version if ep.dist is not None else None
-            for cls in _plugin_classes(obj):
-                version = None if declares_version(cls) or dist_version is None else dist_version
-                self.register(cls, version=version)
 
     # -- lookup ----------------------------------------------------------------------------------------
     def candidates(self, name: str, types: Iterable[str] | None = None) -> list[PluginDesc]:

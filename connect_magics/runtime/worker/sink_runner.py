@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
@@ -33,6 +33,22 @@ log = logging.getLogger(__name__)
 
 MAX_POLL_RECORDS = 500
 POLL_TIMEOUT = 0.1  # seconds: how long a poll waits for messages, and the default wait before a redelivery
+#: A member learns of a rebalance from a heartbeat's answer: with Kafka's 3 s, the first of tasks started
+#: together takes every partition for up to 3 s before the others get theirs (docs/deviations.md).
+SINK_CONSUMER_DEFAULTS = {"auto.offset.reset": "earliest", "heartbeat.interval.ms": "500", **CONSUMER_DEFAULTS}
+
+
+def sink_consumer_config(consumer_config: Mapping[str, str], group: str) -> dict[str, str]:
+    """A sink task's consumer settings: our defaults, then the worker's and the connector's, then what the
+    runner relies on (its group, commits only by the runner).
+
+    >>> sink_consumer_config({"heartbeat.interval.ms": "3000"}, "connect-orders")["heartbeat.interval.ms"]
+    '3000'
+    """
+    return {**SINK_CONSUMER_DEFAULTS, **consumer_config, "group.id": group, "enable.auto.commit": False,
+            "enable.auto.offset.store": False}
+
+
 _MESSAGE_FIELDS = {"topic": Message.topic, "kafka_partition": Message.partition, "kafka_offset": Message.offset,
                    "key": Message.key, "value": Message.value}
 _FAILS_TASK = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED}
@@ -152,9 +168,8 @@ class SinkTaskRunner(TaskRunner):
             self.errors.dlq = DeadLetterQueue(self.errors.settings, self.id.connector, self.id.task,
                                               self.producer_config, self.admin_config)
         group = sink_group_id(self.id.connector, self.connector_config)
-        self.consumer = Consumer({"auto.offset.reset": "earliest", **CONSUMER_DEFAULTS, **self.consumer_config,
-                                  "group.id": group, "enable.auto.commit": False,
-                                  "enable.auto.offset.store": False, "logger": client_logger("consumer")})
+        self.consumer = Consumer({**sink_consumer_config(self.consumer_config, group),
+                                  "logger": client_logger("consumer")})
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
         # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.
