@@ -4,8 +4,7 @@
 >>> rt = ConnectRuntime("127.0.0.1:9092", group_id="nb")  # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
-
+from connect_magics._version import __version__
 from connect_magics.errors import ConnectRestError  # noqa: E402
 from connect_magics.remote import RemoteRuntime  # noqa: E402
 from connect_magics.runtime.runtime import ConnectRuntime  # noqa: E402

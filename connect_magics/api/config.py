@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
-import importlib.metadata
 import math
 import re
 import struct
@@ -29,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
+
+import connect_magics._version as _version
 
 __all__ = [
     "NO_DEFAULT", "CaseInsensitiveValidString", "CompositeValidator", "ConfigDef", "ConfigException",
@@ -165,13 +165,14 @@ def java_str(value: Any) -> str:
     return str(value)
 
 
-@functools.lru_cache(maxsize=1)
 def plugin_version() -> str:
-    """The version reported by the built-in plugins (converters, transformations, predicates)."""
-    try:
-        return importlib.metadata.version("connect-magics")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.1.0"
+    """The version reported by the built-in plugins (connectors, converters, transformations, predicates):
+    the package's.
+
+    >>> plugin_version() == _version.__version__
+    True
+    """
+    return _version.__version__
 
 
 _MISSING: Any = object()

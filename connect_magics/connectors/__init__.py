@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-import connect_magics
+from connect_magics.api.config import plugin_version
 from connect_magics.connectors.file import (
     FileStreamSinkConnector,
     FileStreamSinkTask,
@@ -38,10 +38,9 @@ __all__ = [
 
 
 def version() -> str:
-    """The version the built-in connectors report: ``connect_magics.__version__``, else ``"0.1.0"``.
+    """The version the built-in connectors report: the package's.
 
     >>> isinstance(version(), str)
     True
     """
-    v = getattr(connect_magics, "__version__", None)
-    return v if isinstance(v, str) and v else "0.1.0"
+    return plugin_version()

@@ -111,13 +111,14 @@ def test_version_is_the_package_version(cls: type) -> None:
     assert cls().version() == connectors.version()
 
 
-def test_version_helper_prefers_dunder_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_builtin_plugin_reports_the_package_version(monkeypatch: pytest.MonkeyPatch) -> None:
     import connect_magics
+    import connect_magics._version
+    from connect_magics.api.converters import JsonConverter
 
-    monkeypatch.setattr(connect_magics, "__version__", "9.9.9", raising=False)
-    assert connectors.version() == "9.9.9" == FileStreamSourceConnector().version()
-    monkeypatch.delattr(connect_magics, "__version__")
-    assert connectors.version() == "0.1.0"
+    assert connectors.version() == connect_magics.__version__ == JsonConverter().version()
+    monkeypatch.setattr(connect_magics._version, "__version__", "9.9.9")
+    assert connectors.version() == "9.9.9" == FileStreamSourceConnector().version() == JsonConverter().version()
 
 
 def test_aliases_and_task_classes() -> None:

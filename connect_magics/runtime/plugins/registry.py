@@ -29,12 +29,15 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from packaging.utils import canonicalize_name
 
 from connect_magics.api import errors
 from connect_magics.api.connector import SinkConnector, SourceConnector
@@ -206,8 +209,22 @@ def entry_point_plugins() -> list[tuple[type, str | None]]:
     point group, each with the version to register it under (the distribution's, unless the class declares
     its own). An entry point that cannot be loaded is logged and skipped.
     """
+    found, seen = [], set()
+    # Not the jars on sys.path: a SparkSession's spark.jars.packages put theirs there, seconds to scan.
+    path = [entry for entry in sys.path if not entry.endswith(".jar")]
+    for dist in importlib.metadata.distributions(path=path):
+        name = canonicalize_name(dist.name or "")
+        if name in seen:  # the first on the path wins, as in importlib.metadata.entry_points()
+            continue
+        seen.add(name)
+        found += _plugins_of(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+    return found
+
+
+def _plugins_of(entry_points: Iterable[importlib.metadata.EntryPoint]) -> list[tuple[type, str | None]]:
+    """The plugin classes of these entry points, with their versions (see :func:`entry_point_plugins`)."""
     found = []
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in entry_points:
         try:
             obj = ep.load()
         except Exception:  # noqa: BLE001
