@@ -189,6 +189,9 @@ class KafkaLog:
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
         self._partitions = known_partitions(self._consumer, self.topic, timeout)  # before the reader thread
+        # The admin client too is given the topic's metadata: one that only learnt it through offset queries
+        # keeps sending a restarted broker's partitions their old leader epoch (FENCED_LEADER_EPOCH).
+        self._admin.list_topics(self.topic, timeout=timeout)
         # From each partition's start offset, asked of the admin client: assigned at OFFSET_BEGINNING,
         # librdkafka looks the offsets up itself and fetches half a second later.
         starts, = self._offsets(timeout, OffsetSpec.earliest())
