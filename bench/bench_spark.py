@@ -1,6 +1,6 @@
 """A topic into Parquet: SparkTableSink on the Spark executor against a plain Spark batch read (spark-sql-kafka).
 
-Run:  python bench/bench_spark.py [--records 1000000] [--rounds 1] [--out [bench/results/spark.json]]
+Run:  python bench/bench_spark.py [--records 1000000] [--rounds 1] [--warm-session] [--out [bench/results/spark.json]]
 
 Starts an embedded broker, fills a 2-partition topic with ``--records`` schemaless JSON values of about
 100 bytes (not timed), then, for ``local[1]`` and ``local[2]``, measures in a fresh Python process each
@@ -13,7 +13,10 @@ Starts an embedded broker, fills a 2-partition topic with ``--records`` schemale
   offset ranges in their names) cover every record: task start-up (the Spark job, the consumer group
   join) included, the runtime's and the SparkSession's start-up excluded.
 
-Each measurement is the first Spark work of its process: both include the JVM's warm-up of a first job.
+Each measurement is the first Spark work of its process: both include the JVM's warm-up of a first job
+(about 2-3 s here). With ``--warm-session`` each process first runs one small job of its own (a count),
+as a notebook's session usually has, so that neither measurement includes it; ours still includes
+starting Spark's Python workers.
 
 Prints records/s of each (medians over the rounds), the ratio ours/baseline per core count, and the
 scaling from one core to two of each. The broker runs on the same cores as Spark. Each Spark JVM and the
@@ -130,6 +133,8 @@ def child(args: argparse.Namespace) -> None:
     """One measurement, in this process: print its timings (JSON) after RESULT."""
     spark = spark_session(args.cores)
     try:
+        if args.warm_session:
+            spark.range(1000, numPartitions=args.cores).count()
         measure = baseline if args.child == "baseline" else ours
         extra = () if args.child == "baseline" else (args.cores,)
         timings = measure(spark, args.bootstrap, args.topic, args.path, args.records, *extra)
@@ -138,13 +143,14 @@ def child(args: argparse.Namespace) -> None:
     print(RESULT + json.dumps(timings), flush=True)
 
 
-def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Path) -> float:
+def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Path, warm: bool) -> float:
     """Records/s of one measurement, run in a fresh Python process."""
     path = work / f"{kind}-{cores}-{uuid.uuid4().hex[:8]}"
     log = work / f"{path.name}.log"
     with open(log, "w") as err:
         out = subprocess.run([sys.executable, __file__, "--child", kind, "--cores", str(cores), "--bootstrap",
-                              bootstrap, "--topic", topic, "--path", str(path), "--records", str(n)],
+                              bootstrap, "--topic", topic, "--path", str(path), "--records", str(n),
+                              *(["--warm-session"] if warm else [])],
                              stdout=subprocess.PIPE, stderr=err, text=True)
     lines = [line for line in out.stdout.splitlines() if line.startswith(RESULT)]
     if out.returncode != 0 or not lines:
@@ -160,10 +166,10 @@ def measure(kind: str, cores: int, bootstrap: str, topic: str, n: int, work: Pat
     return n / seconds
 
 
-def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int) -> dict:
+def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int, warm: bool) -> dict:
     """Print the table; return it as a dict (for --out)."""
     med = {key: statistics.median(values) for key, values in rates.items()}
-    table = {"records": n, "rounds": rounds, "partitions": PARTITIONS, "cores": {}}
+    table = {"records": n, "rounds": rounds, "partitions": PARTITIONS, "warm_session": warm, "cores": {}}
     print(f"\n{'cores':<8}{'Spark Kafka source':>22}{'SparkTableSink':>20}{'ours/baseline':>15}")
     for cores in CORES:
         b, o = med["baseline", cores], med["ours", cores]
@@ -173,7 +179,8 @@ def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int) -> di
     table["scaling_1_to_2"] = {kind: round(s, 3) for kind, s in scaling.items()}
     print(f"{'1->2':<8}{scaling['baseline']:>20.2f}x{scaling['ours']:>18.2f}x")
     print(f"({'medians of ' + str(rounds) + ' rounds' if rounds > 1 else '1 round'}; {n:,} JSON records of "
-          f"~100 bytes, {PARTITIONS} partitions; each measurement the first Spark work of a fresh process; "
+          f"~100 bytes, {PARTITIONS} partitions; each measurement in a fresh process, "
+          f"{'after one small job of its own' if warm else 'its first Spark work'}; "
           "baseline: the read + write.parquet action; ours: from "
           "create_connector to all rows in the table, task start-up included, runtime and SparkSession "
           f"start-up excluded; tasks.max = cores, flush.size {FLUSH_SIZE:,}, offset.flush.interval.ms "
@@ -185,6 +192,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--warm-session", action="store_true",
+                    help="run one small Spark job in each process before measuring (see above)")
     ap.add_argument("--out", nargs="?", const=str(DEFAULT_OUT), help=f"write the table as JSON (default {DEFAULT_OUT})")
     ap.add_argument("--child", choices=["baseline", "ours"], help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, help=argparse.SUPPRESS)
@@ -210,8 +219,8 @@ def main() -> None:
                 for cores in CORES:
                     for kind in ("baseline", "ours"):
                         rates[kind, cores].append(measure(kind, cores, broker.bootstrap_servers, topic, n,
-                                                          Path(tmp)))
-            table = report(rates, n, args.rounds)
+                                                          Path(tmp), args.warm_session))
+            table = report(rates, n, args.rounds, args.warm_session)
     finally:
         broker.stop()
     if args.out:
