@@ -14,9 +14,12 @@ Starts an embedded broker, fills a 2-partition topic with ``--records`` schemale
   join) included, the runtime's and the SparkSession's start-up excluded.
 
 Each measurement is the first Spark work of its process: both include the JVM's warm-up of a first job
-(about 2-3 s here). With ``--warm-session`` each process first runs one small job of its own (a count),
-as a notebook's session usually has, so that neither measurement includes it; ours still includes
-starting Spark's Python workers.
+(about 2-3 s here), and ours creates its connector as soon as the runtime's constructor returned, so its
+tasks also wait for the runtime's warm-up job (Spark's Python workers started). With ``--warm-session``
+each process first runs one small job of its own (a count), as a notebook's session usually has, and ours
+creates its connector once the runtime's start-up is done (``rt.executor.wait_ready()``), as in a
+notebook where the runtime was started in an earlier cell: neither measurement then includes the JVM's
+warm-up, nor ours the start of Python workers, which the baseline does not use.
 
 Prints records/s of each (medians over the rounds), the ratio ours/baseline per core count, and the
 scaling from one core to two of each. The broker runs on the same cores as Spark. Each Spark JVM and the
@@ -96,15 +99,18 @@ def table_rows(path: str) -> int:
     return sum(last - first + 1 for _, first, last in filter(None, map(parse_data_file_name, names)))
 
 
-def ours(spark, bootstrap: str, topic: str, path: str, n: int, cores: int) -> dict[str, float]:
+def ours(spark, bootstrap: str, topic: str, path: str, n: int, cores: int, warm: bool) -> dict[str, float]:
     """Seconds from creating a SparkTableSink (tasks on the Spark executor) until the table holds ``n`` rows,
-    and, for context, until every task was RUNNING and until the first rows were in the table."""
+    and, for context, until every task was RUNNING and until the first rows were in the table. ``warm``:
+    the connector is created once the runtime's start-up is done, else right after its constructor."""
     from connect_magics import ConnectRuntime
 
     tag = uuid.uuid4().hex[:8]
     name = f"table-{tag}"
     worker = {"offset.flush.interval.ms": str(OFFSET_FLUSH_MS)}
     with ConnectRuntime(bootstrap, f"bench-spark-{tag}", worker, spark=spark, executor="spark") as rt:
+        if warm:  # a runtime started earlier: its start-up (the executor's warm-up job) is done
+            rt.executor.wait_ready(120)
         start = time.perf_counter()
         rt.create_connector(name, {
             "connector.class": "SparkTableSink", "topics": topic, "path": path, "tasks.max": str(cores),
@@ -136,7 +142,7 @@ def child(args: argparse.Namespace) -> None:
         if args.warm_session:
             spark.range(1000, numPartitions=args.cores).count()
         measure = baseline if args.child == "baseline" else ours
-        extra = () if args.child == "baseline" else (args.cores,)
+        extra = () if args.child == "baseline" else (args.cores, args.warm_session)
         timings = measure(spark, args.bootstrap, args.topic, args.path, args.records, *extra)
     finally:
         spark.stop()
@@ -180,7 +186,7 @@ def report(rates: dict[tuple[str, int], list[float]], n: int, rounds: int, warm:
     print(f"{'1->2':<8}{scaling['baseline']:>20.2f}x{scaling['ours']:>18.2f}x")
     print(f"({'medians of ' + str(rounds) + ' rounds' if rounds > 1 else '1 round'}; {n:,} JSON records of "
           f"~100 bytes, {PARTITIONS} partitions; each measurement in a fresh process, "
-          f"{'after one small job of its own' if warm else 'its first Spark work'}; "
+          f"{'after one small job of its own, ours on a started runtime' if warm else 'its first Spark work'}; "
           "baseline: the read + write.parquet action; ours: from "
           "create_connector to all rows in the table, task start-up included, runtime and SparkSession "
           f"start-up excluded; tasks.max = cores, flush.size {FLUSH_SIZE:,}, offset.flush.interval.ms "

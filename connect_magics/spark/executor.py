@@ -37,6 +37,7 @@ CONTROL_TOPIC_CONFIG = "task.control.storage.topic"
 RETRY_BACKOFF_S = (1.0, 30.0)  # first and longest wait before a failed Spark job runs again
 _STATE_NAMES = {TargetState.STARTED: "STARTED", TargetState.PAUSED: "PAUSED"}
 CORE_WAIT_S = 20.0  # a job not started after this long is reported as waiting for a core when cores are unknown
+WARM_UP_WAIT_S = 60.0  # longest a task's first job waits for the warm-up job still running
 
 
 class SparkExecutor(Executor):
@@ -53,14 +54,17 @@ class SparkExecutor(Executor):
         self.control = TaskControlStore(self.control_topic, worker_config.client_config()).start()
         self.handles: set[SparkTaskHandle] = set()  # whose Spark job is submitted and not ended
         self._warm_tag = f"connect-magics-{worker_config['group.id']}-warm-up"
+        self._warmed = threading.Event()
         threading.Thread(target=self._warm_up, name="spark-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
         """Run a job of one trivial Spark task per core now, while the runtime waits for its first connector:
         the session's first job (the JVM's warm-up, the Python worker daemon) and Python workers that have
         imported the task host, which Spark keeps for the tasks' jobs (``spark.python.worker.reuse``), are
-        then paid for before a task starts rather than by it. A failure here is only logged: the tasks'
-        jobs then pay for it themselves."""
+        then paid for before a task starts rather than by it. Tasks' jobs wait for it (up to
+        ``WARM_UP_WAIT_S``): submitted beside it, they would race it for the Python workers, and a warm-up
+        left behind tasks that hold every core would stay pending for as long as they run. A failure here
+        is only logged: the tasks' jobs then pay for it themselves."""
         n = self.cores() or 1
         try:
             self.spark.addTag(self._warm_tag)
@@ -70,6 +74,16 @@ class SparkExecutor(Executor):
                 self.spark.removeTag(self._warm_tag)
         except Exception as e:  # noqa: BLE001 - see the docstring
             log.debug("The Spark executor's warm-up job failed: %s", _first_line(e))
+        finally:
+            self._warmed.set()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait for the warm-up job (see :meth:`_warm_up`); True once it ended, however it ended.
+
+        >>> rt.executor.wait_ready(60)  # doctest: +SKIP
+        True
+        """
+        return self._warmed.wait(timeout)
 
     def cores(self) -> int | None:
         """The session's task slots (classic sessions; None on Spark Connect, which does not tell)."""
@@ -140,6 +154,7 @@ class SparkTaskHandle(TaskHandle):
 
     def _run(self) -> None:
         spark, backoff = self._executor.spark, RETRY_BACKOFF_S[0]
+        self._wait_for_warm_up()
         while not self._stopping:
             payload, tag = self._executor.payload(self._spec), self.tag
             self.runs += 1
@@ -169,6 +184,12 @@ class SparkTaskHandle(TaskHandle):
             backoff = min(backoff * 2, RETRY_BACKOFF_S[1])
             if not self._stopping:
                 self._new_generation()  # fences whatever is left of the failed instance
+
+    def _wait_for_warm_up(self) -> None:
+        """Before the first job: wait for the executor's warm-up job (up to WARM_UP_WAIT_S), unless stopped."""
+        deadline = time.monotonic() + WARM_UP_WAIT_S
+        while not self._stopping and time.monotonic() < deadline and not self._executor.wait_ready(0.25):
+            pass
 
     def _warn_if_waiting(self) -> None:
         reason = self.waiting()

@@ -200,11 +200,10 @@ class ConfigStore:
         if configs and self.target_state(name) is TargetState.STOPPED:
             raise ValueError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
         self.read_to_end()
+        # The task records and their commit record in one write (one transaction when the log is fenced):
+        # one producer keeps their order in the topic's single partition, as Kafka Connect sends them.
         records = [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(configs)]
-        if records:
-            self.log.write(records)
-            self.read_to_end()
-        self.log.write([(f"commit-{name}", dumps({"tasks": len(configs)}))])
+        self.log.write([*records, (f"commit-{name}", dumps({"tasks": len(configs)}))])
         self.read_to_end()
 
     def clear_task_configs(self, name: str) -> None:

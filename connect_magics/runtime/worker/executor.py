@@ -61,6 +61,11 @@ class Executor(ABC):
         """Indexes of the connector's tasks this executor knows were started (also by earlier runtimes)."""
         return set()
 
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the executor's own start-up work is done (Spark: its warm-up job), so that a task
+        started now pays none of it; True when it is done. Tasks never need this: they wait by themselves."""
+        return True
+
     def close(self) -> None:
         """Release whatever the executor holds."""
 
