@@ -18,8 +18,10 @@ def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
 
 
 def read_records(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[str, bytes | None]]:
-    """``(key, value)`` of every record of ``topic`` up to its current end, in order within each partition."""
-    return [(key, value) for _, key, value in read_partitioned(bootstrap, topic, timeout)]
+    """``(key, value)`` of every record of ``topic`` up to its current end, partition after partition, in order
+    within each (so that two reads of an unchanged topic are equal: consumption interleaves partitions at random)."""
+    records = sorted(read_partitioned(bootstrap, topic, timeout), key=lambda record: record[0])  # stable
+    return [(key, value) for _, key, value in records]
 
 
 def read_partitioned(bootstrap: str, topic: str, timeout: float = 30.0) -> list[tuple[int, str, bytes | None]]:
