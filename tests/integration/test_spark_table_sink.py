@@ -35,8 +35,8 @@ ORDER = (SchemaBuilder.struct().name("order")
 def runtime_factory(bootstrap: str, unique: str) -> Iterator[Callable[..., ConnectRuntime]]:
     made: list[ConnectRuntime] = []
 
-    def make() -> ConnectRuntime:
-        rt = ConnectRuntime(bootstrap, f"g-{unique}", dict(FAST))
+    def make(**worker: str) -> ConnectRuntime:
+        rt = ConnectRuntime(bootstrap, f"g-{unique}", {**FAST, **worker})
         made.append(rt)
         return rt
 
@@ -117,6 +117,23 @@ def test_struct_values_into_parquet_exactly_once_read_by_spark(runtime_factory, 
         ranges = [(first, last) for tp, first, last in files if tp == TopicPartition(topic, partition)]
         assert ranges[0][0] == 0 and ranges[-1][1] == 499
         assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
+
+
+def test_a_quiet_topic_is_in_the_table_before_any_offset_commit(runtime_factory, bootstrap, unique,
+                                                                tmp_path) -> None:
+    """flush.idle.ms: records are written once their partition got nothing new for that long; the runtime
+    commits no offsets during the test, and flush.size is never reached."""
+    topic, table = orders_topic(bootstrap, f"idle-{unique}", tmp_path, 400)
+    rt = runtime_factory(**{"offset.flush.interval.ms": "600000"})
+    rt.create_connector("idle", sink_config(topic, table, **{"flush.idle.ms": "200"}))
+    wait_until(lambda: parquet_count(table) == 400, 60, interval=0.2,
+               message=lambda: f"400 rows in {table} (found {parquet_count(table)})")
+    produce_orders(bootstrap, topic, range(400, 500))  # a second burst is written in its own files
+    wait_until(lambda: parquet_count(table) == 500, 60, interval=0.2,
+               message=lambda: f"500 rows in {table} (found {parquet_count(table)})")
+    ids = ds.dataset(str(table), format="parquet").to_table(columns=["id"]).column("id").to_pylist()
+    assert sorted(ids) == list(range(500))
+    assert rt.get_offsets("idle") == {"offsets": []}, "the rows came before any offset commit"
 
 
 @pytest.mark.parametrize("table_format", ["parquet", "delta"])
@@ -267,6 +284,7 @@ def test_restart_mid_stream_into_table_name(runtime_factory, bootstrap, unique, 
     ({"kafka.coordinates": "true", "key.column": "kafka_offset"},
      "Invalid value kafka_offset for configuration key.column: Column 'kafka_offset' is already used"),
     ({"flush.size": "0"}, "Invalid value 0 for configuration flush.size: Value must be at least 1"),
+    ({"flush.idle.ms": "-2"}, "Invalid value -2 for configuration flush.idle.ms: Value must be at least -1"),
     ({"path": "s3://bucket/t"}, "Invalid value s3://bucket/t for configuration path: Only local or mounted"),
 ])
 def test_bad_configs_are_rejected_naming_the_field(runtime_factory, unique, tmp_path, change, fragment) -> None:

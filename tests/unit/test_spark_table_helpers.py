@@ -271,3 +271,42 @@ def test_sink_task_reads_a_deferred_batch_as_columns(tmp_path) -> None:
     task.put(SinkRecords.deferred(3, build, column))
     task.pre_commit({TopicPartition("t", 0): 10})
     assert pq.read_table(tmp_path).column("n").to_pylist() == [1, 3]
+
+
+def test_sink_task_writes_a_partition_once_it_got_nothing_for_flush_idle_ms(tmp_path, monkeypatch) -> None:
+    """A fake clock: partition 1 keeps getting records and stays buffered; partition 0 is written once idle."""
+    from connect_magics.connectors.spark_table import sink
+
+    now = [100.0]
+    monkeypatch.setattr(sink.time, "monotonic", lambda: now[0])
+    task = SparkTableSinkTask()
+    task.initialize(RecordingContext())
+    task.start({"path": str(tmp_path), "flush.idle.ms": "500", "kafka.coordinates": "true"})
+    task.put(SinkRecords([record({"n": 0}, 0, 0), record({"n": 1}, 0, 1)]))
+    now[0] += 0.4
+    task.put(SinkRecords([record({"n": 2}, 1, 1)]))
+    assert not list(tmp_path.iterdir()), "nothing idle for 500 ms yet"
+    now[0] += 0.1
+    task.put(SinkRecords())  # the runtime's empty batch after a poll that found nothing
+    written = pq.read_table(tmp_path).to_pylist()
+    assert [(r["kafka_partition"], r["kafka_offset"]) for r in written] == [(0, 0)]
+    now[0] += 0.4
+    task.put(SinkRecords())
+    assert sorted((r["kafka_partition"], r["kafka_offset"]) for r in pq.read_table(tmp_path).to_pylist()) == [
+        (0, 0), (1, 0), (1, 1)]
+
+
+def test_sink_task_with_flush_idle_disabled_writes_at_commits_only(tmp_path, monkeypatch) -> None:
+    from connect_magics.connectors.spark_table import sink
+
+    now = [100.0]
+    monkeypatch.setattr(sink.time, "monotonic", lambda: now[0])
+    task = SparkTableSinkTask()
+    task.initialize(RecordingContext())
+    task.start({"path": str(tmp_path), "flush.idle.ms": "-1"})
+    task.put(SinkRecords([record({"n": 0}, 0)]))
+    now[0] += 3600
+    task.put(SinkRecords())
+    assert not list(tmp_path.iterdir())
+    task.pre_commit({TopicPartition("t", 0): 1})
+    assert pq.read_table(tmp_path).column("n").to_pylist() == [0]

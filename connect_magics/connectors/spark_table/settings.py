@@ -38,6 +38,7 @@ COORDINATES_CONFIG = "kafka.coordinates"
 KEY_COLUMN_CONFIG = "key.column"
 HEADERS_COLUMN_CONFIG = "headers.column"
 FLUSH_SIZE_CONFIG = "flush.size"
+FLUSH_IDLE_CONFIG = "flush.idle.ms"
 NULL_VALUES_CONFIG = "behavior.on.null.values"
 COORDINATE_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
 
@@ -82,6 +83,11 @@ def sink_config_def() -> ConfigDef:
         .define(FLUSH_SIZE_CONFIG, Type.INT, 100_000, _at_least(1), Importance.MEDIUM,
                 "How many records of one topic partition are buffered before they are written, even before "
                 "the next offset commit (which writes every buffered record)")
+        .define(FLUSH_IDLE_CONFIG, Type.LONG, 1000, _at_least(-1), Importance.MEDIUM,
+                "How long (ms) a topic partition may receive no new record before its buffered records are "
+                "written, even before the next offset commit: the table catches up as soon as the topic is "
+                "quiet. -1: only 'flush.size' and offset commits write (fewer, larger files when records "
+                "trickle in)")
         .define(NULL_VALUES_CONFIG, Type.STRING, "ignore", _one_of("ignore", "fail"), Importance.LOW,
                 "What to do with records whose value is null (tombstones): 'ignore' them or 'fail' the task")
     )

@@ -2,7 +2,8 @@
 
 A task buffers the records of each topic partition and writes them (with pyarrow or delta-rs, never a
 SparkSession, so it runs the same on a kernel thread and in a Spark executor's Python worker) when a
-partition has ``flush.size`` records or when the runtime commits offsets. Each write commits the rows
+partition has ``flush.size`` records, when it got no new record for ``flush.idle.ms``, or when the runtime
+commits offsets. Each write commits the rows
 together with the offsets they cover (see :mod:`.table_logs`); when partitions are assigned the task
 reads the table's offsets and rewinds the consumer there, and drops any record below them or already
 buffered, so a record is written once whatever the consumer group's committed offsets say. ``pre_commit`` writes what is
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 
 from connect_magics.api.connector import SinkConnector, SinkTask, Task
 from connect_magics.api.records import SinkRecords, TopicPartition
@@ -68,7 +70,9 @@ class SparkTableSinkTask(SinkTask):
         self.table_log: TableLog | None = None
         self.rows = TableRows()
         self.flush_size = 1
+        self.idle_s: float | None = None  # flush.idle.ms in seconds; None: disabled
         self.buffers: dict[tuple[str, int], RowColumns] = {}
+        self.last_record: dict[tuple[str, int], float] = {}  # when a buffered partition last got a record
         # Per partition, the offset after the last record in the table or buffered: records below it
         # (redelivered after a rewind, or consumed from lagging group offsets) are already taken care of.
         self.expected: dict[tuple[str, int], int] = {}
@@ -83,7 +87,10 @@ class SparkTableSinkTask(SinkTask):
         self.rows = TableRows(parsed[settings.COORDINATES_CONFIG], parsed[settings.KEY_COLUMN_CONFIG],
                               parsed[settings.HEADERS_COLUMN_CONFIG], parsed[settings.NULL_VALUES_CONFIG])
         self.flush_size = parsed[settings.FLUSH_SIZE_CONFIG]
+        idle_ms = parsed[settings.FLUSH_IDLE_CONFIG]
+        self.idle_s = None if idle_ms < 0 else idle_ms / 1000
         self.buffers.clear()
+        self.last_record.clear()
         self.expected.clear()
 
     def open(self, partitions: list[TopicPartition]) -> None:
@@ -96,9 +103,22 @@ class SparkTableSinkTask(SinkTask):
             self.context.offset(found)
 
     def put(self, records: SinkRecords) -> None:
-        """Buffer the records as columns (no record objects are built when the runtime need not)."""
-        if not records:
-            return
+        """Buffer the records as columns (no record objects are built when the runtime need not); write the
+        partitions whose buffer is full or that got no record for ``flush.idle.ms`` (the runtime calls
+        ``put`` with an empty batch after every poll that found nothing)."""
+        now = time.monotonic()
+        if records:
+            self._buffer(records, now)
+        idle = self.idle_s
+        due = [key for key, buffer in self.buffers.items()
+               if len(buffer) >= self.flush_size or (idle is not None and now - self.last_record[key] >= idle)]
+        if due:
+            self._write(due)
+            spent = time.monotonic() - now  # writing is no quiet time for the partitions still buffered
+            for key in self.buffers:
+                self.last_record[key] += spent
+
+    def _buffer(self, records: SinkRecords, now: float) -> None:
         rows = self.rows
         columns = {name: records.column(f"original_{name}") for name in ("topic", "kafka_partition", "kafka_offset")}
         columns["value"] = records.column("value")
@@ -117,10 +137,8 @@ class SparkTableSinkTask(SinkTask):
                 if buffer is None:
                     buffer = self.buffers[key] = rows.columns()
                 buffer.extend(new, columns)
+                self.last_record[key] = now
             start = end
-        full = [key for key, buffer in self.buffers.items() if len(buffer) >= self.flush_size]
-        if full:
-            self._write(full)
 
     def _unseen(self, key: tuple[str, int], offsets: list[int], start: int, end: int) -> range | list[int]:
         """The positions from ``start`` to ``end`` (records of one partition) of records neither in the
@@ -149,6 +167,7 @@ class SparkTableSinkTask(SinkTask):
         batch = {}
         for key in keys:
             rows = self.buffers.pop(key)
+            self.last_record.pop(key, None)
             table = self.rows.table(rows)
             if table.num_rows:
                 batch[TopicPartition(*key)] = (table, rows.kafka_offset[0], rows.kafka_offset[-1])
@@ -158,7 +177,9 @@ class SparkTableSinkTask(SinkTask):
     def close(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
             self.buffers.pop((tp.topic, tp.partition), None)
+            self.last_record.pop((tp.topic, tp.partition), None)
             self.expected.pop((tp.topic, tp.partition), None)
 
     def stop(self) -> None:
         self.buffers.clear()
+        self.last_record.clear()
