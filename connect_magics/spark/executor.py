@@ -132,6 +132,7 @@ class SparkTaskHandle(TaskHandle):
         self.result: dict[str, Any] | None = None
         self.runs = 0  # Spark jobs started for this handle (one more after every failed job)
         self._submitted: float | None = None  # when the current job was submitted (monotonic), None if none
+        self._warming = False  # waiting for the executor's warm-up job before the first job
         self._new_generation()
         self._thread = threading.Thread(target=self._run, name=f"spark-task-{spec.task_id}", daemon=True)
         self._thread.start()
@@ -188,8 +189,10 @@ class SparkTaskHandle(TaskHandle):
     def _wait_for_warm_up(self) -> None:
         """Before the first job: wait for the executor's warm-up job (up to WARM_UP_WAIT_S), unless stopped."""
         deadline = time.monotonic() + WARM_UP_WAIT_S
+        self._warming = True
         while not self._stopping and time.monotonic() < deadline and not self._executor.wait_ready(0.25):
             pass
+        self._warming = False
 
     def _warn_if_waiting(self) -> None:
         reason = self.waiting()
@@ -200,6 +203,8 @@ class SparkTaskHandle(TaskHandle):
     def waiting(self) -> str | None:
         """"waiting for a free Spark core ..." while the task's job is submitted but the task has not started
         (every core held by running tasks, or, when the session does not tell its cores, for CORE_WAIT_S)."""
+        if self._warming:
+            return "waiting for the Spark executor's warm-up job (Spark's Python workers starting)"
         submitted = self._submitted
         if submitted is None or self.published() is not None:
             return None
