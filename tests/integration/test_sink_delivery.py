@@ -229,3 +229,15 @@ def test_file_sink_writes_the_same_bytes_with_and_without_building_records(rt, b
         wait_until(lambda out=out: out.exists() and len(out.read_bytes()) >= len(expected), 60,
                    message=f"every record in the {name} file")
         assert out.read_bytes() == expected, name
+
+
+def test_file_sink_subscribed_to_two_topics_writes_both(rt, bootstrap, unique, tmp_path) -> None:
+    """Batches may mix topics: the text of one of a single topic comes from its bytes, of a mixed one from records."""
+    topics = [f"first-{unique}", f"second-{unique}"]
+    for topic in topics:
+        produce(bootstrap, topic, 500, partitions=1)
+    out = tmp_path / "both.txt"
+    rt.create_connector(f"both-{unique}", {"connector.class": "FileStreamSink", "topics": ",".join(topics),
+                                           "file": str(out), "value.converter": STRING, "key.converter": STRING})
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 1000, 60, message="every line")
+    assert sorted(out.read_text().splitlines()) == sorted(f"v{i}" for i in range(500) for _ in topics)

@@ -88,13 +88,14 @@ def _records_of(msgs: list[Message], keys: list[tuple[Any, Any]], values: list[t
 
 
 class _Deferred:
-    """What a deferred ``SinkRecords`` reads: messages without headers nor transformations, whose keys or values
-    are decoded only when read if their converter has a fixed schema (``fixed``: field to ``fixed_schema()``),
-    and were decoded already, as (schema, value) pairs, otherwise (``decoded``: field to pairs)."""
+    """What a deferred ``SinkRecords`` reads: messages without headers nor transformations (all of ``topic``, if
+    known), whose keys or values are decoded only when read if their converter has a fixed schema (``fixed``:
+    field to ``fixed_schema()``), and were decoded already, as (schema, value) pairs, otherwise (``decoded``:
+    field to pairs)."""
 
-    def __init__(self, msgs: list[Message], converters: dict[str, Any], fixed: dict[str, Any],
+    def __init__(self, msgs: list[Message], topic: str | None, converters: dict[str, Any], fixed: dict[str, Any],
                  decoded: dict[str, list[tuple[Any, Any]]]) -> None:
-        self.msgs, self.converters, self.fixed, self.decoded = msgs, converters, fixed, decoded
+        self.msgs, self.topic, self.converters, self.fixed, self.decoded = msgs, topic, converters, fixed, decoded
 
     def column(self, field: str) -> list[Any]:
         """One field of ``SinkRecords.COLUMNS``."""
@@ -109,7 +110,7 @@ class _Deferred:
     def text(self, field: str, separator: str) -> str:
         """``SinkRecords.joined``: fixed-schema keys or values of one topic through ``Converter.to_connect_text``,
         which need not decode each."""
-        topic = _one_topic(self.msgs) if field in self.fixed else None
+        topic = (self.topic or _one_topic(self.msgs)) if field in self.fixed else None
         if topic is None:
             return java_str_join(self.column(field), separator)
         return self.converters[field].to_connect_text(topic, list(map(_MESSAGE_FIELDS[field], self.msgs)), separator)
@@ -197,6 +198,7 @@ class SinkTaskRunner(TaskRunner):
         self._closing = False
         self._last_commit = time.monotonic()
         self.consumer: Consumer | None = None
+        self._topic: str | None = None  # the one topic subscribed to, if only one
         self.task_metrics = SinkTaskMetrics()
         self.errant_reporter = _ErrantReporter(self)
 
@@ -211,6 +213,7 @@ class SinkTaskRunner(TaskRunner):
         regex = self.connector_config.get("topics.regex", "").strip()
         # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.
         subscription = topics or [f"^({regex.lstrip('^').rstrip('$')})$"]
+        self._topic = topics[0] if len(set(topics)) == 1 else None  # then every message is of this topic
         if regex:
             re.compile(regex)
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
@@ -408,8 +411,9 @@ class SinkTaskRunner(TaskRunner):
         converters = {"key": self.key_converter, "value": self.value_converter}
         fixed = {f: schema for f, schema in (("key", key_fixed), ("value", value_fixed)) if schema is not None}
         decoded: dict[str, list[tuple[Any, Any]]] = {}
+        topic = self._topic
         if len(fixed) < 2:
-            topic = _one_topic(msgs)
+            topic = topic or _one_topic(msgs)
             if topic is None:  # several topics, or none: the poll brought only (informational) error events
                 return SinkRecords(self._records(msgs, key_fixed, value_fixed))
             try:
@@ -417,7 +421,7 @@ class SinkTaskRunner(TaskRunner):
                            for f, c in converters.items() if f not in fixed}
             except Exception:  # noqa: BLE001 - the record by record path finds the stage; the error handler decides
                 return SinkRecords(self._records(msgs, key_fixed, value_fixed))
-        source = _Deferred(msgs, converters, fixed, decoded)
+        source = _Deferred(msgs, topic, converters, fixed, decoded)
         return SinkRecords.deferred(len(msgs), source.records, source.column, source.text)
 
     def _convert(self, m: Any) -> SinkRecord | None:
