@@ -842,6 +842,7 @@ class StringConverter(_DualConverter):
         # UTF-8 resynchronises at every ASCII byte: values joined by an ASCII separator decode (with replacement)
         # into the decoded values joined by it.
         self._utf8 = codecs.lookup(self.encoding).name == "utf-8"
+        self._fixed = OPTIONAL_STRING_SCHEMA, methodcaller("decode", self.encoding, "replace")  # C calls, no keywords
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: Headers | None = None) -> bytes | None:
@@ -852,7 +853,7 @@ class StringConverter(_DualConverter):
                               bytes(data).decode(self.encoding, errors="replace"))
 
     def fixed_schema(self) -> tuple[Schema, Callable[[bytes], str]]:
-        return OPTIONAL_STRING_SCHEMA, methodcaller("decode", self.encoding, "replace")  # C calls, no keywords
+        return self._fixed
 
     def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
         if self._utf8 and separator and separator.isascii() and None not in datas:  # one decoding for the batch
