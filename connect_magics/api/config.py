@@ -23,7 +23,7 @@ import enum
 import math
 import re
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
@@ -34,7 +34,8 @@ __all__ = [
     "NO_DEFAULT", "CaseInsensitiveValidString", "CompositeValidator", "ConfigDef", "ConfigException",
     "ConfigKey", "ConfigValue", "Importance", "LambdaValidator", "NonEmptyString", "NonNullValidator",
     "Password", "Range", "Recommender", "Type", "ValidList", "ValidString", "Validator", "Width",
-    "AbstractConfig", "config_infos", "convert_to_string", "java_double_str", "java_str", "plugin_version",
+    "AbstractConfig", "config_infos", "convert_to_string", "java_double_str", "java_str", "java_str_join",
+    "plugin_version",
 ]
 
 
@@ -163,6 +164,27 @@ def java_str(value: Any) -> str:
     if isinstance(value, type):
         return f"{value.__module__}.{value.__qualname__}"
     return str(value)
+
+
+#: The bytes that ``repr`` of a bytes object shows as themselves (printable ASCII but the quote and the backslash).
+_BYTES_SHOWN_AS_IS = bytes(range(0x20, 0x7F)).replace(b"'", b"").replace(b"\\", b"")
+
+
+def java_str_join(values: Sequence[Any], separator: str) -> str:
+    """``separator.join(map(java_str, values))``, without a call per value for strings and for plain bytes.
+
+    >>> java_str_join([b"a", b"b c"], "|"), java_str_join(["x", None, 1.0], "|")
+    ("b'a'|b'b c'", 'x|null|1.0')
+    """
+    try:
+        return separator.join(values)  # strings, the common case
+    except TypeError:
+        pass
+    if set(map(type, values)) == {bytes} and separator.isascii():
+        # repr(b) is b'...' around the bytes themselves when none of them needs an escape or changes the quote.
+        if not b"".join(values).translate(None, _BYTES_SHOWN_AS_IS):
+            return "b'" + (b"'" + separator.encode() + b"b'").join(values).decode("ascii") + "'"
+    return separator.join(map(java_str, values))
 
 
 def plugin_version() -> str:

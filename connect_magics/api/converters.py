@@ -38,6 +38,7 @@ from connect_magics.api.config import (
     Width,
     java_double_str,
     java_str,
+    java_str_join,
     plugin_version,
 )
 from connect_magics.api.data import (
@@ -134,6 +135,16 @@ class Converter(ABC):
         [SchemaAndValue(schema=Schema{STRING}, value='a'), SchemaAndValue(schema=Schema{STRING}, value=None)]
         """
         return list(map(partial(self.to_connect_data, topic), datas))
+
+    def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
+        """Optional speed-up: the keys or values of a batch of one topic as Java's ``String.valueOf`` prints them
+        (:func:`java_str`: what FileStreamSink writes), joined by ``separator``, raising as :meth:`to_connect_data`
+        does. By default :meth:`to_connect_column`, then :func:`java_str_join`.
+
+        >>> StringConverter().to_connect_text("t", [b"a", None, b"b"], "|")
+        'a|null|b'
+        """
+        return java_str_join([value for _, value in self.to_connect_column(topic, datas)], separator)
 
     def config_def(self) -> ConfigDef:
         return ConfigDef()
@@ -828,6 +839,10 @@ class StringConverter(_DualConverter):
 
     def _configure(self, config: AbstractConfig) -> None:
         self.encoding: str = config.get("converter.encoding")
+        # UTF-8 resynchronises at every ASCII byte: values joined by an ASCII separator decode (with replacement)
+        # into the decoded values joined by it.
+        self._utf8 = codecs.lookup(self.encoding).name == "utf-8"
+        self._fixed = OPTIONAL_STRING_SCHEMA, methodcaller("decode", self.encoding, "replace")  # C calls, no keywords
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: Headers | None = None) -> bytes | None:
@@ -838,7 +853,12 @@ class StringConverter(_DualConverter):
                               bytes(data).decode(self.encoding, errors="replace"))
 
     def fixed_schema(self) -> tuple[Schema, Callable[[bytes], str]]:
-        return OPTIONAL_STRING_SCHEMA, methodcaller("decode", self.encoding, "replace")  # C calls, no keywords
+        return self._fixed
+
+    def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
+        if self._utf8 and separator and separator.isascii() and None not in datas:  # one decoding for the batch
+            return separator.encode().join(datas).decode("utf-8", "replace")
+        return super().to_connect_text(topic, datas, separator)
 
 
 def _known_encoding(name: str, value: Any) -> None:
@@ -876,6 +896,9 @@ class ByteArrayConverter(_DualConverter):
 
     def fixed_schema(self) -> tuple[Schema, None]:
         return OPTIONAL_BYTES_SCHEMA, None
+
+    def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
+        return java_str_join(datas, separator)
 
 
 class SimpleHeaderConverter(HeaderConverter):

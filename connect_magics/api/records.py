@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connect_magics.api.config import java_str_join
+
 
 @dataclass(frozen=True)
 class Header:
@@ -229,27 +231,29 @@ class SinkRecords(Sequence[SinkRecord]):
     (1, 5, [b'v'])
     """
 
-    __slots__ = ("_records", "_size", "_build", "_column")
+    __slots__ = ("_records", "_size", "_build", "_column", "_text")
 
     def __init__(self, records: Iterable[SinkRecord] = ()) -> None:
         self._records: list[SinkRecord] | None = list(records)
         self._size = len(self._records)
         self._build: Callable[[], list[SinkRecord]] | None = None
         self._column: Callable[[str], list[Any]] | None = None
+        self._text: Callable[[str, str], str] | None = None
 
     @classmethod
-    def deferred(cls, size: int, build: Callable[[], list[SinkRecord]],
-                 column: Callable[[str], list[Any]]) -> SinkRecords:
+    def deferred(cls, size: int, build: Callable[[], list[SinkRecord]], column: Callable[[str], list[Any]],
+                 text: Callable[[str, str], str] | None = None) -> SinkRecords:
         """A batch of ``size`` untransformed records that ``build()`` makes on first access; ``column(field)``
-        gives a field of :data:`COLUMNS` for every record without them (for runtimes)."""
+        gives a field of :data:`COLUMNS` for every record without them, and ``text(field, separator)`` (if given)
+        what :meth:`joined` returns (for runtimes)."""
         batch = cls.__new__(cls)
-        batch._records, batch._size, batch._build, batch._column = None, size, build, column
+        batch._records, batch._size, batch._build, batch._column, batch._text = None, size, build, column, text
         return batch
 
     def _all(self) -> list[SinkRecord]:
         if self._records is None:
             self._records = self._build()  # type: ignore[misc]
-            self._build = self._column = None
+            self._build = self._column = self._text = None
         return self._records
 
     def column(self, field: str) -> list[Any]:
@@ -277,6 +281,18 @@ class SinkRecords(Sequence[SinkRecord]):
     def values(self) -> list[Any]:
         """Every record's value, in order (``column("value")``)."""
         return self.column("value")
+
+    def joined(self, field: str = "value", separator: str = "\n") -> str:
+        """One field of every record as Java's ``String.valueOf`` prints it (:func:`~connect_magics.api.config.java_str`),
+        joined by ``separator``: what FileStreamSink writes. The runtime may make it from the consumed bytes
+        without decoding each value (StringConverter with UTF-8, ByteArrayConverter).
+
+        >>> SinkRecords([SinkRecord("t", 0, value="a"), SinkRecord("t", 0, value=None)]).joined()
+        'a\\nnull'
+        """
+        if self._text is not None and field in self.COLUMNS:
+            return self._text(field, separator)
+        return java_str_join(self.column(field), separator)
 
     def to_pandas(self) -> Any:
         """The batch as a pandas DataFrame with one column per field of :data:`COLUMNS`.

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type, java_str
+from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type
 from connect_magics.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask, Task
 from connect_magics.api.data import STRING_SCHEMA
 from connect_magics.api.errors import ConnectException
@@ -445,11 +445,7 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: SinkRecords) -> None:
         if not records:
             return
-        values = records.values()
-        try:
-            data = "\n".join(values) + "\n"  # strings, the common case
-        except TypeError:
-            data = "\n".join(map(java_str, values)) + "\n"  # as Java's String.valueOf
+        data = records.joined() + "\n"  # as Java's String.valueOf prints each value
         if self._fd is None:
             sys.stdout.write(data)
             return

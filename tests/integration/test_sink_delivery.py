@@ -13,6 +13,8 @@ from helpers import one_task_connector, wait_until
 
 from connect_magics import ConnectRuntime
 from connect_magics.api import SinkConnector, SinkRecords, SinkTask, TopicPartition
+from connect_magics.api.config import java_str
+from connect_magics.api.converters import ByteArrayConverter, StringConverter
 from connect_magics.api.errors import RetriableException
 from connect_magics.connectors import verifying
 from connect_magics.storage.group_offsets import list_group_offsets
@@ -196,3 +198,46 @@ def test_three_tasks_share_three_partitions_through_rebalances(rt, bootstrap, un
     assert {r.value for r in got} == {f"v{i}" for i in range(3000)}
     assert {(r.kafka_partition, r.kafka_offset) for r in got} == {(p, o) for p in range(3) for o in range(1000)}
     assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"] * 3
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+@pytest.mark.parametrize("converter", [STRING, BYTES])
+def test_file_sink_writes_the_same_bytes_with_and_without_building_records(rt, bootstrap, unique, tmp_path,
+                                                                         converter, nulls) -> None:
+    """Without transformations, FileStreamSink's text comes from the consumed bytes (one decoding per batch for
+    StringConverter, unless a value is null); with one, from the records built. Both are what decoding each value
+    and printing it gives."""
+    topic = f"text-{unique}"
+    values = [b"plain", "日本 é".encode(), b"\xff", b"a\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"",
+              b"x\ny", b"it's", b"back\\slash", b"\x00\x7f", "\U0001F600".encode(), *([None] if nulls else [])] * 20
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for v in values:
+        p.produce(topic, v)
+    assert p.flush(30) == 0
+    plugin = StringConverter() if converter == STRING else ByteArrayConverter()
+    expected = "".join(java_str(plugin.to_connect_data(topic, v).value) + "\n" for v in values).encode()
+    same = {"transforms": "same", "transforms.same.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.same.regex": "no-such-topic", "transforms.same.replacement": "other"}
+    outputs = {}
+    for name, extra in (("fast", {}), ("records", same)):
+        outputs[name] = tmp_path / f"{name}.txt"
+        rt.create_connector(f"{name}-{unique}", {"connector.class": "FileStreamSink", "topics": topic,
+                                                 "file": str(outputs[name]), "value.converter": converter, **extra})
+    for name, out in outputs.items():
+        wait_until(lambda out=out: out.exists() and len(out.read_bytes()) >= len(expected), 60,
+                   message=f"every record in the {name} file")
+        assert out.read_bytes() == expected, name
+
+
+def test_file_sink_subscribed_to_two_topics_writes_both(rt, bootstrap, unique, tmp_path) -> None:
+    """Batches may mix topics: the text of one of a single topic comes from its bytes, of a mixed one from records."""
+    topics = [f"first-{unique}", f"second-{unique}"]
+    for topic in topics:
+        produce(bootstrap, topic, 500, partitions=1)
+    out = tmp_path / "both.txt"
+    rt.create_connector(f"both-{unique}", {"connector.class": "FileStreamSink", "topics": ",".join(topics),
+                                           "file": str(out), "value.converter": STRING, "key.converter": STRING})
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 1000, 60, message="every line")
+    assert sorted(out.read_text().splitlines()) == sorted(f"v{i}" for i in range(500) for _ in topics)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
@@ -15,6 +15,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from connect_magics.api.config import java_str_join
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
@@ -63,16 +64,19 @@ def _to_kafka(partitions: Iterable[TopicPartition]) -> list[KafkaTopicPartition]
     return [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
 
 
-def _decode_column(converter: Any, fixed: Any, topic: str, datas: list[bytes | None]) -> list[tuple[Any, Any]]:
-    """Keys or values of one topic as (schema, value) pairs (``fixed``: the converter's ``fixed_schema()``)."""
-    if fixed is None:
-        return converter.to_connect_column(topic, datas)
-    schema, decode = fixed
-    if decode is not None and None not in datas:  # every item through C-level iteration
-        datas = list(map(decode, datas))
-    elif decode is not None:
-        datas = [None if data is None else decode(data) for data in datas]
-    return list(zip(repeat(schema), datas))
+def _one_topic(msgs: list[Message]) -> str | None:
+    """The topic of every message, or None if they are of several topics (or none)."""
+    if not msgs:
+        return None
+    topic = msgs[0].topic()
+    return topic if msgs[-1].topic() == topic and len(set(map(Message.topic, msgs))) == 1 else None
+
+
+def _decode(decode: Callable[[bytes], Any], datas: list[bytes | None]) -> list[Any]:
+    """The non-null keys or values through a fixed-schema converter's ``decode``."""
+    if None not in datas:  # every item through C-level iteration
+        return list(map(decode, datas))
+    return [None if data is None else decode(data) for data in datas]
 
 
 def _records_of(msgs: list[Message], keys: list[tuple[Any, Any]], values: list[tuple[Any, Any]]) -> list[SinkRecord]:
@@ -81,6 +85,40 @@ def _records_of(msgs: list[Message], keys: list[tuple[Any, Any]], values: list[t
                        None, m.offset())
             for m, (key_schema, key), (value_schema, value), (ts_type, ts)
             in zip(msgs, keys, values, map(Message.timestamp, msgs), strict=True)]
+
+
+class _Deferred:
+    """What a deferred ``SinkRecords`` reads: messages without headers nor transformations (all of ``topic``, if
+    known), whose keys or values are decoded only when read if their converter has a fixed schema (``fixed``:
+    field to ``fixed_schema()``), and were decoded already, as (schema, value) pairs, otherwise (``decoded``:
+    field to pairs)."""
+
+    def __init__(self, msgs: list[Message], topic: str | None, converters: dict[str, Any], fixed: dict[str, Any],
+                 decoded: dict[str, list[tuple[Any, Any]]]) -> None:
+        self.msgs, self.topic, self.converters, self.fixed, self.decoded = msgs, topic, converters, fixed, decoded
+
+    def column(self, field: str) -> list[Any]:
+        """One field of ``SinkRecords.COLUMNS``."""
+        if field in self.decoded:
+            return list(map(itemgetter(1), self.decoded[field]))
+        if field == "timestamp":
+            return [ts if ts_type else None for ts_type, ts in map(Message.timestamp, self.msgs)]
+        column = list(map(_MESSAGE_FIELDS[field], self.msgs))
+        decode = self.fixed[field][1] if field in self.fixed else None
+        return column if decode is None else _decode(decode, column)
+
+    def text(self, field: str, separator: str) -> str:
+        """``SinkRecords.joined``: fixed-schema keys or values of one topic through ``Converter.to_connect_text``,
+        which need not decode each."""
+        topic = (self.topic or _one_topic(self.msgs)) if field in self.fixed else None
+        if topic is None:
+            return java_str_join(self.column(field), separator)
+        return self.converters[field].to_connect_text(topic, list(map(_MESSAGE_FIELDS[field], self.msgs)), separator)
+
+    def records(self) -> list[SinkRecord]:
+        keys, values = (self.decoded[f] if f in self.decoded else list(zip(repeat(self.fixed[f][0]), self.column(f)))
+                        for f in ("key", "value"))
+        return _records_of(self.msgs, keys, values)
 
 
 class _Context(SinkTaskContext):
@@ -160,6 +198,7 @@ class SinkTaskRunner(TaskRunner):
         self._closing = False
         self._last_commit = time.monotonic()
         self.consumer: Consumer | None = None
+        self._topic: str | None = None  # the one topic subscribed to, if only one
         self.task_metrics = SinkTaskMetrics()
         self.errant_reporter = _ErrantReporter(self)
 
@@ -174,6 +213,7 @@ class SinkTaskRunner(TaskRunner):
         regex = self.connector_config.get("topics.regex", "").strip()
         # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.
         subscription = topics or [f"^({regex.lstrip('^').rstrip('$')})$"]
+        self._topic = topics[0] if len(set(topics)) == 1 else None  # then every message is of this topic
         if regex:
             re.compile(regex)
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
@@ -289,16 +329,10 @@ class SinkTaskRunner(TaskRunner):
             msgs = self._without_errors(msgs)
         self.task_metrics.read.record(len(msgs))
         key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
-        # Without transformations or headers to convert, records are built only when the task first reads
-        # them (columns need none). Converters with one schema for every value cannot fail and decode only
-        # what is read; the others decode the batch now, so that a failure is handled before put().
         if self.chain.stages or any(map(Message.headers, msgs)):
             batch = SinkRecords(self._records(msgs, key_fixed, value_fixed))
-        elif key_fixed is not None and value_fixed is not None:
-            batch = SinkRecords.deferred(len(msgs), partial(self._records, msgs, key_fixed, value_fixed),
-                                         partial(self._column, msgs, key_fixed, value_fixed))
         else:
-            batch = self._decoded(msgs, key_fixed, value_fixed)
+            batch = self._deferred(msgs, key_fixed, value_fixed)
         consumed = self._consumed()
         if self.track_topics:  # KIP-558: the topics consumed, before transformations
             for topic in {tp.topic for tp in consumed}:
@@ -368,40 +402,27 @@ class SinkTaskRunner(TaskRunner):
                 append(record)
         return batch
 
-    @staticmethod
-    def _column(msgs: list[Message], key_fixed: Any, value_fixed: Any, field: str) -> list[Any]:
-        """One field (of ``SinkRecords.COLUMNS``) of messages whose converters have a fixed schema."""
-        if field == "timestamp":
-            return [ts if ts_type else None for ts_type, ts in map(Message.timestamp, msgs)]
-        column = list(map(_MESSAGE_FIELDS[field], msgs))
-        decode = key_fixed[1] if field == "key" else value_fixed[1] if field == "value" else None
-        return column if decode is None else [None if v is None else decode(v) for v in column]
-
-    def _decoded(self, msgs: list[Message], key_fixed: Any, value_fixed: Any) -> SinkRecords:
-        """Messages of one topic without headers nor transformations, decoded as columns of (schema, value)
-        pairs (``Converter.to_connect_column``); the records are built from them on the task's first access.
-        If a message does not convert, or the batch mixes topics, it goes record by record instead (converting
-        again), where the error handler decides at its stage."""
-        if not msgs:  # the poll brought only error events (librdkafka's informational ones): an empty batch
-            return SinkRecords()
-        topic = msgs[0].topic()
-        if msgs[-1].topic() != topic or len(set(map(Message.topic, msgs))) > 1:
-            return SinkRecords(self._records(msgs, key_fixed, value_fixed))
-        try:
-            keys = _decode_column(self.key_converter, key_fixed, topic, list(map(Message.key, msgs)))
-            values = _decode_column(self.value_converter, value_fixed, topic, list(map(Message.value, msgs)))
-        except Exception:  # noqa: BLE001 - the record by record path finds the stage; the error handler decides
-            return SinkRecords(self._records(msgs, key_fixed, value_fixed))
-        return SinkRecords.deferred(len(msgs), partial(_records_of, msgs, keys, values),
-                                    partial(self._decoded_column, msgs, keys, values))
-
-    @classmethod
-    def _decoded_column(cls, msgs: list[Message], keys: list[tuple[Any, Any]], values: list[tuple[Any, Any]],
-                        field: str) -> list[Any]:
-        """One field (of ``SinkRecords.COLUMNS``) of messages decoded by :meth:`_decoded`."""
-        if field == "key" or field == "value":
-            return list(map(itemgetter(1), keys if field == "key" else values))
-        return cls._column(msgs, None, None, field)
+    def _deferred(self, msgs: list[Message], key_fixed: Any, value_fixed: Any) -> SinkRecords:
+        """Messages without headers nor transformations, as a batch whose records are built on the task's first
+        access (columns and its text need none). Converters with a fixed schema cannot fail and decode only what
+        is read; the others decode the batch now, as columns of one topic (``Converter.to_connect_column``), so
+        that a failure is handled before put(): if a message does not convert, or the batch mixes topics, the
+        batch goes record by record instead (converting again), where the error handler decides at its stage."""
+        converters = {"key": self.key_converter, "value": self.value_converter}
+        fixed = {f: schema for f, schema in (("key", key_fixed), ("value", value_fixed)) if schema is not None}
+        decoded: dict[str, list[tuple[Any, Any]]] = {}
+        topic = self._topic
+        if len(fixed) < 2:
+            topic = topic or _one_topic(msgs)
+            if topic is None:  # several topics, or none: the poll brought only (informational) error events
+                return SinkRecords(self._records(msgs, key_fixed, value_fixed))
+            try:
+                decoded = {f: c.to_connect_column(topic, list(map(_MESSAGE_FIELDS[f], msgs)))
+                           for f, c in converters.items() if f not in fixed}
+            except Exception:  # noqa: BLE001 - the record by record path finds the stage; the error handler decides
+                return SinkRecords(self._records(msgs, key_fixed, value_fixed))
+        source = _Deferred(msgs, topic, converters, fixed, decoded)
+        return SinkRecords.deferred(len(msgs), source.records, source.column, source.text)
 
     def _convert(self, m: Any) -> SinkRecord | None:
         """One message through the converters and transformations, naming the stage of any failure."""
