@@ -184,10 +184,13 @@ def runtime_source(rt: ConnectRuntime, bootstrap: str, topic: str, n: int) -> fl
     name = f"src-{uuid.uuid4().hex[:6]}"
     rt.create_connector(name, {"connector.class": "BytesSource", "topic": topic, "records": str(n),
                                "value.converter": BYTES, "key.converter": BYTES})
-    runner = rt.herder.runner(name, 0)
-    while runner is None or runner.task_metrics.written.total < n or runner.submitted.outstanding > 0:
+    def runner():  # the task's runner, on a thread of this process (ThreadExecutor's handle)
+        return getattr(rt.herder.task_handle(name, 0), "runner", None)
+
+    task = runner()
+    while task is None or task.task_metrics.written.total < n or task.submitted.outstanding > 0:
         time.sleep(0.005)
-        runner = runner or rt.herder.runner(name, 0)
+        task = task or runner()
     elapsed = time.perf_counter() - FIRST_POLL[name]
     rt.delete_connector(name)
     assert end_offset(bootstrap, topic) >= n
