@@ -273,15 +273,21 @@ def test_sink_task_reads_a_deferred_batch_as_columns(tmp_path) -> None:
     assert pq.read_table(tmp_path).column("n").to_pylist() == [1, 3]
 
 
-def test_sink_task_writes_a_partition_once_it_got_nothing_for_flush_idle_ms(tmp_path, monkeypatch) -> None:
-    """A fake clock: partition 1 keeps getting records and stays buffered; partition 0 is written once idle."""
+def task_on_a_fake_clock(tmp_path, monkeypatch, **props: str) -> tuple[SparkTableSinkTask, list[float]]:
+    """A started sink task whose ``time.monotonic()`` is ``now[0]``, which the test moves on."""
     from connect_magics.connectors.spark_table import sink
 
     now = [100.0]
     monkeypatch.setattr(sink.time, "monotonic", lambda: now[0])
     task = SparkTableSinkTask()
     task.initialize(RecordingContext())
-    task.start({"path": str(tmp_path), "flush.idle.ms": "500", "kafka.coordinates": "true"})
+    task.start({"path": str(tmp_path), **props})
+    return task, now
+
+
+def test_sink_task_writes_a_partition_once_it_got_nothing_for_flush_idle_ms(tmp_path, monkeypatch) -> None:
+    """A fake clock: partition 1 keeps getting records and stays buffered; partition 0 is written once idle."""
+    task, now = task_on_a_fake_clock(tmp_path, monkeypatch, **{"flush.idle.ms": "500", "kafka.coordinates": "true"})
     task.put(SinkRecords([record({"n": 0}, 0, 0), record({"n": 1}, 0, 1)]))
     now[0] += 0.4
     task.put(SinkRecords([record({"n": 2}, 1, 1)]))
@@ -297,13 +303,7 @@ def test_sink_task_writes_a_partition_once_it_got_nothing_for_flush_idle_ms(tmp_
 
 
 def test_sink_task_with_flush_idle_disabled_writes_at_commits_only(tmp_path, monkeypatch) -> None:
-    from connect_magics.connectors.spark_table import sink
-
-    now = [100.0]
-    monkeypatch.setattr(sink.time, "monotonic", lambda: now[0])
-    task = SparkTableSinkTask()
-    task.initialize(RecordingContext())
-    task.start({"path": str(tmp_path), "flush.idle.ms": "-1"})
+    task, now = task_on_a_fake_clock(tmp_path, monkeypatch, **{"flush.idle.ms": "-1"})
     task.put(SinkRecords([record({"n": 0}, 0)]))
     now[0] += 3600
     task.put(SinkRecords())
