@@ -1,6 +1,6 @@
 """connect_magics' worker side by side with a real Apache Kafka Connect worker and a bare confluent-kafka loop.
 
-Run:  python bench/bench_side_by_side.py [--records 200000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
+Run:  python bench/bench_side_by_side.py [--records 1000000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
       [--no-java] [--only PATTERN]
 
 One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
@@ -16,9 +16,12 @@ subprocess, both driven over REST with identical connector configs, and measures
   records in the worker's memory, where a separate process cannot time it: it is not measured.
 
 Throughput is counted from the first record seen (in the topic's end offset for sources, in the
-output file's lines for sinks) to the last, so that connector start-up is not measured. The bare
-loops, in this process: read the file's lines and produce each (idempotent, acks=all) / consume
-batches of 500 and write the raw values as lines. Each round runs every case on each system in a
+output file's lines for sinks, counted from its size) to the last, so that connector start-up is not
+measured; a million records by default, so that the sinks' fastest cases last more than half a second.
+The bare loops, in this process: read the file's lines and produce each (idempotent, acks=all) / consume
+batches of 500 and write the raw values as lines: ``bare`` with one consumer whatever the task count,
+``bare/task`` (sinks with more than one task) with a consumer per task, each on a thread of its own, as
+the worker runs its tasks. Each round runs every case on each system in a
 rotating order; the table gives medians over the rounds and ratios of the medians.
 """
 
@@ -31,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -189,14 +193,24 @@ def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
     return (n - first) / elapsed if elapsed > 0 and n > first else float("nan")
 
 
-class LineCounter:
-    """Counts the lines of a file that other processes append to, reading only what is new."""
+class FileLines:
+    """Counts the lines of a file that other processes append to. Lines ``alike`` (the same value in every
+    record) are counted from the file's size, the first line's length read once: reading every byte written
+    would take CPU from the worker under test. Otherwise (Java's ByteArray lines, ``[B@<hash>``) what is new
+    is read and its newlines counted. :meth:`check` reads the whole file afterwards, outside the timing."""
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.pos, self.lines = path, 0, 0
+    def __init__(self, path: Path, alike: bool = True) -> None:
+        self.path, self.alike, self.line, self.pos, self.lines = path, alike, 0, 0, 0
 
     def __call__(self) -> int:
         try:
+            if self.alike:
+                size = os.stat(self.path).st_size
+                if not self.line:
+                    with open(self.path, "rb") as f:
+                        first = f.readline()
+                    self.line = len(first) if first.endswith(b"\n") else 0
+                return size // self.line if self.line else 0
             with open(self.path, "rb") as f:
                 f.seek(self.pos)
                 chunk = f.read()
@@ -205,6 +219,11 @@ class LineCounter:
         self.pos += len(chunk)
         self.lines += chunk.count(b"\n")
         return self.lines
+
+    def check(self, n: int) -> None:
+        lines = self.path.read_bytes().splitlines(keepends=True)
+        if len(lines) != n or len(set(lines)) != 1:
+            raise RuntimeError(f"{self.path}: {len(lines)} lines ({len(set(lines))} distinct), expected {n} alike")
 
 
 class EndOffsets:
@@ -237,24 +256,41 @@ def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def bare_sink(bootstrap: str, topic: str, n: int, out: Path) -> float:
-    c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    c.subscribe([topic])
+def bare_sink(bootstrap: str, topic: str, n: int, out: Path, consumers: int) -> float:
+    """``consumers`` consumers of one group, a thread each, appending batches of 500 raw values as lines."""
+    group = f"bare-{uuid.uuid4().hex}"
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
-    got, start = 0, 0.0
+    lock, done, got, start = threading.Lock(), threading.Event(), [0], [0.0]
+
+    def consume() -> None:
+        c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": group,
+                      "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        c.subscribe([topic])
+        try:
+            while not done.is_set():
+                msgs = [m for m in c.consume(500, timeout=0.1) if not m.error()]
+                if msgs:
+                    start[0] = start[0] or time.perf_counter()
+                    os.write(fd, b"".join(m.value() + b"\n" for m in msgs))
+                    with lock:
+                        got[0] += len(msgs)
+                        if got[0] >= n:
+                            done.set()
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=consume) for _ in range(consumers)]
     try:
-        while got < n:
-            msgs = [m for m in c.consume(500, timeout=1) if not m.error()]
-            if msgs and not start:
-                start = time.perf_counter()
-            if msgs:
-                os.write(fd, b"".join(m.value() + b"\n" for m in msgs))
-            got += len(msgs)
-        return n / (time.perf_counter() - start)
+        for t in threads:
+            t.start()
+        if not done.wait(TIMEOUT):
+            raise TimeoutError(f"bare sink: {got[0]} of {n} records after {TIMEOUT:.0f} s")
+        return n / (time.perf_counter() - start[0])
     finally:
+        done.set()
+        for t in threads:
+            t.join()
         os.close(fd)
-        c.close()
 
 
 # ------------------------------------------------------------------------------------------ runs
@@ -291,38 +327,43 @@ class Bench:
         else:
             topic = self.sink_topic(case.converter, case.tasks)
             out = self.data / f"out-{tag}.txt"
-            if system == "bare":
-                return bare_sink(self.bootstrap, topic, self.n, out)
+            if system in ("bare", "bare/task"):
+                rate = bare_sink(self.bootstrap, topic, self.n, out, case.tasks if system == "bare/task" else 1)
+                FileLines(out).check(self.n)
+                return rate
             config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
                       "file": str(out), "topics": topic}
-            measure = LineCounter(out)
+            measure = FileLines(out, alike=not (system == "java" and case.converter == "ByteArray"))
         config.update({"tasks.max": str(case.tasks), "key.converter": CONVERTERS[case.converter]["value.converter"],
                        **CONVERTERS[case.converter]})
         rest, name = self.workers[system], f"bench-{tag}"
         rest.create(name, config)
         try:
-            return wait_progress(measure, self.n // case.tasks * case.tasks, f"{system} {case.label}")
+            expected = self.n // case.tasks * case.tasks
+            rate = wait_progress(measure, expected, f"{system} {case.label}")
+            if isinstance(measure, FileLines) and measure.alike:
+                measure.check(expected)
+            return rate
         finally:
             rest.delete(name)
 
 
 def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems: list[str]) -> str:
     med = {k: statistics.median(v) for k, v in rates.items() if v}
-    lines = [f"| path | {' | '.join(systems)} | ours / Java | ours / bare |", "|---" * (len(systems) + 3) + "|"]
+    against = [s for s in systems if s != "ours"]
+    lines = [f"| path | {' | '.join(systems)} | {' | '.join(f'ours / {s}' for s in against)} |",
+             "|---" * (len(systems) + len(against) + 1) + "|"]
     for case in cases:
         cells = [f"{med[(case, s)]:,.0f}" if (case, s) in med else "-" for s in systems]
         ours = med.get((case, "ours"))
-        java = med.get((case, "java"))
-        bare = med.get((case, "bare"))
-        r_java = f"{ours / java:.2f}" if ours and java else "-"
-        r_bare = f"{ours / bare:.2f}" if ours and bare else "-"
-        lines.append(f"| {case.label} | {' | '.join(cells)} | {r_java} | {r_bare} |")
+        ratios = [f"{ours / med[(case, s)]:.2f}" if ours and (case, s) in med else "-" for s in against]
+        lines.append(f"| {case.label} | {' | '.join(cells + ratios)} |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bootstrap")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, two cases")
@@ -334,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
     cases = QUICK if args.quick else all_cases()
     if args.only:
         cases = [c for c in cases if args.only in c.label]
-    systems = ["bare", "ours"] + ([] if args.no_java else ["java"])
+    systems = ["bare", "bare/task", "ours"] + ([] if args.no_java else ["java"])
     data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
     broker = magics = java = bench = None
     try:
@@ -353,12 +394,13 @@ def main(argv: list[str] | None = None) -> None:
         rates: dict[tuple[Case, str], list[float]] = {}
         for r in range(args.rounds):
             for i, case in enumerate(cases):
-                order = [s for s in systems if s != "java" or case.java]
+                order = [s for s in systems if (s != "java" or case.java)
+                         and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))]
                 shift = (r + i) % len(order)
                 for system in order[shift:] + order[:shift]:
                     rate = bench.run(case, system)
                     rates.setdefault((case, system), []).append(rate)
-                    print(f"round {r + 1} {case.label:<28} {system:<5} {rate:>12,.0f} r/s", flush=True)
+                    print(f"round {r + 1} {case.label:<28} {system:<9} {rate:>12,.0f} r/s", flush=True)
         print()
         print(table(cases, rates, systems))
         print(f"\n(medians of {args.rounds} interleaved rounds; {args.records:,} records of {CHARS} characters; "

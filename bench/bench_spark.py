@@ -48,7 +48,7 @@ PAD = "x" * 70  # {"id": <up to 7 digits>, "payload": "<70 x>"}: 94-100 bytes
 FLUSH_SIZE = 250_000
 FLUSH_IDLE_MS = 200  # the table catches up 0.2 s after the topic is drained, not at the next offset commit
 OFFSET_FLUSH_MS = 1000
-POLL_S = 0.2
+POLL_S = 0.02  # how often the table is looked at: its rows are counted from the names of its files
 RESULT = "RESULT "  # prefix of the child process's one line of JSON on stdout
 DEFAULT_OUT = Path(__file__).parent / "results" / "spark.json"
 

@@ -329,11 +329,11 @@ def test_abstract_config():
         AbstractConfig(cd, {"batch.size": "x"})
 
 
-def test_sink_consumers_heartbeat_every_half_second_unless_the_worker_or_connector_says_otherwise():
+def test_sink_consumers_heartbeat_every_tenth_of_a_second_unless_the_worker_or_connector_says_otherwise():
     from connect_magics.runtime.worker.sink_runner import sink_consumer_config
 
     ours = sink_consumer_config({}, "connect-orders")
-    assert ours["heartbeat.interval.ms"] == "500" and ours["group.id"] == "connect-orders"
+    assert ours["heartbeat.interval.ms"] == "100" and ours["group.id"] == "connect-orders"
     assert ours["enable.auto.commit"] is False and ours["auto.offset.reset"] == "earliest"
     theirs = sink_consumer_config({"heartbeat.interval.ms": "3000", "group.id": "ignored", "enable.auto.commit": "true"},
                                   "connect-orders")

@@ -36,7 +36,7 @@ MAX_POLL_RECORDS = 500
 POLL_TIMEOUT = 0.1  # seconds: how long a poll waits for messages, and the default wait before a redelivery
 #: A member learns of a rebalance from a heartbeat's answer: with Kafka's 3 s, the first of tasks started
 #: together takes every partition for up to 3 s before the others get theirs (docs/deviations.md).
-SINK_CONSUMER_DEFAULTS = {"auto.offset.reset": "earliest", "heartbeat.interval.ms": "500", **CONSUMER_DEFAULTS}
+SINK_CONSUMER_DEFAULTS = {"auto.offset.reset": "earliest", "heartbeat.interval.ms": "100", **CONSUMER_DEFAULTS}
 
 
 def sink_consumer_config(consumer_config: Mapping[str, str], group: str) -> dict[str, str]:
