@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -314,7 +315,16 @@ class Bench:
         return self.sink_topics[key]
 
     def run(self, case: Case, system: str) -> float:
-        tag = uuid.uuid4().hex[:8]
+        """Records/s of ``case`` on ``system``; a sink's output file is removed afterwards (a million lines
+        of each case and system would fill the disk)."""
+        out = self.data / f"out-{uuid.uuid4().hex[:8]}.txt"
+        try:
+            return self._run(case, system, out)
+        finally:
+            out.unlink(missing_ok=True)
+
+    def _run(self, case: Case, system: str, out: Path) -> float:
+        tag = out.stem[len("out-"):]
         if case.path == "source":
             topic = make_topic(self.admin, f"src-{tag}", 1)
             if system == "bare":
@@ -326,7 +336,6 @@ class Bench:
             measure = lambda: self.count(topic, 1)  # noqa: E731
         else:
             topic = self.sink_topic(case.converter, case.tasks)
-            out = self.data / f"out-{tag}.txt"
             if system in ("bare", "bare/task"):
                 rate = bare_sink(self.bootstrap, topic, self.n, out, case.tasks if system == "bare/task" else 1)
                 FileLines(out).check(self.n)
@@ -414,6 +423,7 @@ def main(argv: list[str] | None = None) -> None:
             magics.stop()
         if broker is not None:
             broker.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":
