@@ -317,14 +317,14 @@ class Bench:
     def run(self, case: Case, system: str) -> float:
         """Records/s of ``case`` on ``system``; a sink's output file is removed afterwards (a million lines
         of each case and system would fill the disk)."""
-        out = self.data / f"out-{uuid.uuid4().hex[:8]}.txt"
+        tag = uuid.uuid4().hex[:8]
+        out = self.data / f"out-{tag}.txt"
         try:
-            return self._run(case, system, out)
+            return self._run(case, system, tag, out)
         finally:
             out.unlink(missing_ok=True)
 
-    def _run(self, case: Case, system: str, out: Path) -> float:
-        tag = out.stem[len("out-"):]
+    def _run(self, case: Case, system: str, tag: str, out: Path) -> float:
         if case.path == "source":
             topic = make_topic(self.admin, f"src-{tag}", 1)
             if system == "bare":
