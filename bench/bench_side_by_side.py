@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.local import EmbeddedBroker
@@ -263,10 +263,19 @@ def bare_sink(bootstrap: str, topic: str, n: int, out: Path, consumers: int) -> 
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
     lock, done, got, start = threading.Lock(), threading.Event(), [0], [0.0]
 
+    def commit_written(consumer: Consumer, _: object) -> None:
+        """What a consumer wrote is committed when its partitions move to another (as the worker does), so
+        that a rebalance while the consumers join does not write records twice."""
+        try:
+            consumer.commit(asynchronous=False)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError._NO_OFFSET:
+                raise
+
     def consume() -> None:
         c = Consumer({**CONSUMER_DEFAULTS, "bootstrap.servers": bootstrap, "group.id": group,
                       "auto.offset.reset": "earliest", "enable.auto.commit": False})
-        c.subscribe([topic])
+        c.subscribe([topic], on_revoke=commit_written)
         try:
             while not done.is_set():
                 msgs = [m for m in c.consume(500, timeout=0.1) if not m.error()]

@@ -166,10 +166,6 @@ def java_str(value: Any) -> str:
     return str(value)
 
 
-#: The bytes that ``repr`` of a bytes object shows as themselves (printable ASCII but the quote and the backslash).
-_BYTES_SHOWN_AS_IS = bytes(range(0x20, 0x7F)).replace(b"'", b"").replace(b"\\", b"")
-
-
 def java_str_join(values: Sequence[Any], separator: str) -> str:
     """``separator.join(map(java_str, values))``, without a call per value for strings and for plain bytes.
 
@@ -180,11 +176,34 @@ def java_str_join(values: Sequence[Any], separator: str) -> str:
         return separator.join(values)  # strings, the common case
     except TypeError:
         pass
-    if set(map(type, values)) == {bytes} and separator.isascii():
-        # repr(b) is b'...' around the bytes themselves when none of them needs an escape or changes the quote.
-        if not b"".join(values).translate(None, _BYTES_SHOWN_AS_IS):
-            return "b'" + (b"'" + separator.encode() + b"b'").join(values).decode("ascii") + "'"
+    if set(map(type, values)) == {bytes}:
+        text = bytes_repr_join(values, separator)
+        if text is not None:
+            return text
     return separator.join(map(java_str, values))
+
+
+#: The bytes that ``repr`` of a bytes object shows as themselves (printable ASCII but the quote and the backslash).
+_BYTES_SHOWN_AS_IS = bytes(range(0x20, 0x7F)).replace(b"'", b"").replace(b"\\", b"")
+
+
+def bytes_repr_join(values: Sequence[bytes], separator: str) -> str | None:
+    """``separator.join(map(repr, values))`` for bytes values that ``repr`` shows as they are (printable ASCII
+    but the quote and the backslash) and an ASCII separator, in three passes over the batch; else None.
+    A value that is not bytes-like raises TypeError.
+
+    >>> bytes_repr_join([b"a", b"b c"], "|"), bytes_repr_join([b"it's"], "|")
+    ("b'a'|b'b c'", None)
+    """
+    if not values or not separator.isascii():
+        return None
+    between = b"'" + separator.encode() + b"b'"
+    joined = between.join(values)
+    # Of the joined bytes, only the separators' may be ones that repr does not show as they are.
+    not_shown = len(between.translate(None, _BYTES_SHOWN_AS_IS))
+    if len(joined.translate(None, _BYTES_SHOWN_AS_IS)) != (len(values) - 1) * not_shown:
+        return None
+    return "b'" + joined.decode("ascii") + "'"
 
 
 def plugin_version() -> str:

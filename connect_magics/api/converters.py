@@ -36,6 +36,7 @@ from connect_magics.api.config import (
     Type,
     ValidString,
     Width,
+    bytes_repr_join,
     java_double_str,
     java_str,
     java_str_join,
@@ -856,8 +857,11 @@ class StringConverter(_DualConverter):
         return self._fixed
 
     def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
-        if self._utf8 and separator and separator.isascii() and None not in datas:  # one decoding for the batch
-            return separator.encode().join(datas).decode("utf-8", "replace")
+        if self._utf8 and separator and separator.isascii():  # one decoding for the batch
+            try:
+                return separator.encode().join(datas).decode("utf-8", "replace")
+            except TypeError:  # a null among them
+                pass
         return super().to_connect_text(topic, datas, separator)
 
 
@@ -898,7 +902,11 @@ class ByteArrayConverter(_DualConverter):
         return OPTIONAL_BYTES_SCHEMA, None
 
     def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
-        return java_str_join(datas, separator)
+        try:
+            text = bytes_repr_join(datas, separator)  # type: ignore[arg-type]
+        except TypeError:  # a null among them
+            text = None
+        return java_str_join(datas, separator) if text is None else text
 
 
 class SimpleHeaderConverter(HeaderConverter):

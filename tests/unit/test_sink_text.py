@@ -26,6 +26,7 @@ ALPHABET = b"a\n'\"\\ \x00\x7f\x80\x9f\xa0\xbf\xc2\xc3\xdf\xe0\xe2\xed\xef\xf0\x
 def random_batches(seed: int = 7, n: int = 300) -> list[list[bytes | None]]:
     rnd = random.Random(seed)
     batches: list[list[bytes | None]] = [TRICKY, [*TRICKY, None], [None], []]
+    batches += [[b"ok", bytes([byte]), b"~ "] for byte in range(256)]  # each byte, beside bytes shown as they are
     for _ in range(n):
         batches.append([bytes(rnd.choices(ALPHABET, k=rnd.randrange(6))) for _ in range(rnd.randrange(1, 6))])
     return batches
