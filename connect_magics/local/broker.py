@@ -18,6 +18,7 @@ import atexit
 import base64
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -82,19 +83,32 @@ def _pid_alive(pid: int) -> bool:
 
 
 _RUNNING: weakref.WeakSet[EmbeddedBroker] = weakref.WeakSet()
+STATE_FILE = "broker.json"  # in a broker's data directory: its pid and ports
+_TEMPORARY_DIRS: set[Path] = set()  # data directories made for brokers given none
+
+
+def _state_in(data_dir: Path) -> dict:
+    try:
+        return json.loads((data_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 @atexit.register
 def _stop_all() -> None:
     for broker in list(_RUNNING):
         broker.stop()
+    for directory in _TEMPORARY_DIRS:  # a detached broker still running keeps its directory
+        pid = _state_in(directory).get("pid")
+        if not (pid and _pid_alive(pid)):
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 class EmbeddedBroker:
     """A single-node KRaft Apache Kafka broker run as a Java subprocess.
 
-    ``data_dir`` defaults to a fresh temporary directory (a persistent one under the user cache
-    for the CLI). ``port`` defaults to the port used last time on this data directory, else a
+    ``data_dir`` defaults to a fresh temporary directory, removed when the process exits (unless a
+    detached broker still runs there); the CLI uses a persistent one under the user cache. ``port`` defaults to the port used last time on this data directory, else a
     free one. ``server_properties`` override or extend the generated ``server.properties``.
     A broker started by this process is stopped when the process exits unless ``detach=True``
     is given to :meth:`start`.
@@ -105,6 +119,8 @@ class EmbeddedBroker:
                  java: str | None = None, server_properties: Mapping[str, str] | None = None,
                  progress: Callable[[str], None] | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="connect-magics-broker-"))
+        if not data_dir:
+            _TEMPORARY_DIRS.add(self.data_dir)
         self.kafka_version = kafka_version
         self.heap = heap
         self._java = java
@@ -128,13 +144,10 @@ class EmbeddedBroker:
 
     @property
     def _state_file(self) -> Path:
-        return self.data_dir / "broker.json"
+        return self.data_dir / STATE_FILE
 
     def _read_state(self) -> dict:
-        try:
-            return json.loads(self._state_file.read_text())
-        except (OSError, ValueError):
-            return {}
+        return _state_in(self.data_dir)
 
     def log_tail(self, lines: int = 30) -> str:
         return file_tail(self.log_file, lines, "(no broker log)")

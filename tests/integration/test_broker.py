@@ -7,6 +7,7 @@ import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
@@ -114,6 +115,18 @@ def test_restart_on_same_data_dir_keeps_data(tmp_path, unique: str) -> None:
         b2.stop()
     finally:
         b.stop()
+
+
+def test_a_temporary_data_directory_goes_when_the_process_exits() -> None:
+    """A broker given no data directory gets a temporary one; at exit the broker stops and it is removed
+    (a bench's million-record topics would otherwise stay in /tmp)."""
+    code = ("from connect_magics.local import EmbeddedBroker\n"
+            "b = EmbeddedBroker().start()\n"
+            "print(b.data_dir, flush=True)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, check=True)
+    data_dir = Path(out.stdout.strip().splitlines()[-1])
+    assert data_dir.name.startswith("connect-magics-broker-")
+    assert not data_dir.exists()
 
 
 def test_two_brokers_at_once(broker: EmbeddedBroker, second_broker: EmbeddedBroker, unique: str) -> None:
