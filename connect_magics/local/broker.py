@@ -83,13 +83,13 @@ def _pid_alive(pid: int) -> bool:
 
 
 _RUNNING: weakref.WeakSet[EmbeddedBroker] = weakref.WeakSet()
-STATE_FILE = "broker.json"  # in a broker's data directory: its pid and ports
+_STATE_FILE = "broker.json"  # in a broker's data directory: its pid and ports
 _TEMPORARY_DIRS: set[Path] = set()  # data directories made for brokers given none
 
 
 def _state_in(data_dir: Path) -> dict:
     try:
-        return json.loads((data_dir / STATE_FILE).read_text())
+        return json.loads((data_dir / _STATE_FILE).read_text())
     except (OSError, ValueError):
         return {}
 
@@ -144,7 +144,7 @@ class EmbeddedBroker:
 
     @property
     def _state_file(self) -> Path:
-        return self.data_dir / STATE_FILE
+        return self.data_dir / _STATE_FILE
 
     def _read_state(self) -> dict:
         return _state_in(self.data_dir)
