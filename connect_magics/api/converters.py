@@ -906,7 +906,8 @@ class ByteArrayConverter(_DualConverter):
             text = bytes_repr_join(datas, separator)  # type: ignore[arg-type]
         except TypeError:  # a null among them
             text = None
-        return java_str_join(datas, separator) if text is None else text
+        # Else a value to escape, or a null: each value printed (java_str_join would try bytes_repr_join again).
+        return separator.join(map(java_str, datas)) if text is None else text
 
 
 class SimpleHeaderConverter(HeaderConverter):
