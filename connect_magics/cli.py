@@ -11,6 +11,7 @@ import threading
 from connect_magics.api.config import ConfigException
 from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
 from connect_magics.local.broker import default_data_dir
+from connect_magics.runtime.executors import EXECUTORS
 
 
 def _broker(args: argparse.Namespace) -> int:
@@ -86,7 +87,7 @@ def _worker(args: argparse.Namespace) -> int:
         except ValueError:
             raise ConfigException("rest.port", props["rest.port"], "Not a number of type INT") from None
     props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port
-    with ConnectRuntime(bootstrap, group, props) as rt, RestServer(rt, host, int(props["rest.port"]), auth) as server:
+    with ConnectRuntime(bootstrap, group, props, executor=args.executor) as rt, RestServer(rt, host, int(props["rest.port"]), auth) as server:
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
@@ -113,6 +114,9 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--bootstrap-servers", help="the Kafka cluster (default: bootstrap.servers of --config)")
     w.add_argument("--group-id", help="the worker group: names the internal topics (default: group.id of --config, "
                                       "else connect-magics)")
+    w.add_argument("--executor", choices=EXECUTORS, default="threads",
+                   help="where tasks run: threads of the worker (default), a process per task (tasks then use "
+                        "every core), or Spark jobs on a local SparkSession")
     w.add_argument("--rest-port", type=int, help="REST port (default: rest.port of --config, else 8083; 0: a free one)")
     w.add_argument("--config", help="a Kafka Connect worker properties file")
     w.add_argument("--rest-host", help="REST listener address (default: rest.host.name of --config, else "

@@ -33,11 +33,13 @@ from connect_magics.notebook.tables import (
     task_metrics_frame,
     tasks_summary,
 )
+from connect_magics.runtime.executors import EXECUTORS
 
 log = logging.getLogger(__name__)
 
 LIST_COLUMNS = ["connector", "type", "state", "tasks"]
 NOTEBOOK_WORKER_DEFAULTS = {"offset.flush.interval.ms": "5000"}
+WHERE_TASKS_RUN = {"threads": "kernel threads", "processes": "task processes", "spark": "Spark executors"}
 """Where Kafka Connect's worker defaults suit long-running clusters but not a notebook (docs/deviations.md):
 offsets committed every 5 s instead of 60 s, so ``%connect offsets`` shows seconds-old positions."""
 EXPLAIN_COLUMNS = ["topic", "group", "action", "partitions", "replication_factor", "configs", "reason"]
@@ -62,9 +64,9 @@ class ConnectMagics(Magics):
     bootstrap_servers = Unicode("", help="Kafka bootstrap servers used by %connect start").tag(config=True)
     group_id = Unicode("connect-magics", help="Connect worker group id used by %connect start").tag(config=True)
     worker_config = Dict(help="Kafka Connect worker properties for %connect start").tag(config=True)
-    executor = Enum(("threads", "spark"), "threads",
-                    help="Where %connect start runs tasks: kernel threads, or Spark jobs on the executors of the "
-                         "active SparkSession (docs/spark.md)").tag(config=True)
+    executor = Enum(EXECUTORS, "threads",
+                    help="Where %connect start runs tasks: kernel threads, a process per task, or Spark jobs on "
+                         "the executors of the active SparkSession (docs/spark.md)").tag(config=True)
     notebook_defaults = Dict(dict(NOTEBOOK_WORKER_DEFAULTS), help="Worker properties %connect start uses unless "
                              "worker_config sets them (notebook-friendly; {} for Kafka Connect's defaults)"
                              ).tag(config=True)
@@ -141,7 +143,7 @@ class ConnectMagics(Magics):
         self.broker = broker
         where = "embedded broker " if broker is not None else ""
         print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}, "
-              f"tasks on {'Spark executors' if executor == 'spark' else 'kernel threads'}")
+              f"tasks on {WHERE_TASKS_RUN[executor]}")
         return self.runtime
 
     def _start_remote(self, args: argparse.Namespace) -> Any:

@@ -28,6 +28,7 @@ from connect_magics.runtime.config.connector_config import (
 )
 from connect_magics.runtime.config.exactly_once import exactly_once_enabled
 from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.executors.base import Executor, TaskHandle
 from connect_magics.runtime.metrics import group_name
 from connect_magics.runtime.plugins.metrics import TaskPlugins, connector_group, task_groups
 from connect_magics.runtime.plugins.registry import (
@@ -39,7 +40,6 @@ from connect_magics.runtime.plugins.registry import (
 )
 from connect_magics.runtime.topics.creation import check_connector_config
 from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
-from connect_magics.runtime.worker.executor import Executor, TaskHandle
 from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader

@@ -20,12 +20,14 @@ from confluent_kafka.admin import AdminClient
 from connect_magics.errors import BadRequestError, ConflictError
 from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.executors import EXECUTORS
+from connect_magics.runtime.executors.base import Executor
+from connect_magics.runtime.executors.threads import ThreadExecutor
 from connect_magics.runtime.group.forwarding import RequestChannel
 from connect_magics.runtime.group.membership import GroupMembership, Role
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
 from connect_magics.runtime.plugins.registry import Plugins
-from connect_magics.runtime.worker.executor import Executor, ThreadExecutor
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
@@ -64,9 +66,10 @@ class ConnectRuntime:
     """A Kafka Connect worker inside this Python process, with all of its state in Kafka.
 
     ``worker_config`` takes Kafka Connect's worker property names. ``executor`` is ``"threads"``
-    (tasks on driver threads, the default), ``"spark"`` (each task a Spark job on the executors of
-    ``spark``, by default the active SparkSession, else a local one; see docs/spark.md) or an
-    :class:`~connect_magics.runtime.worker.executor.Executor`.
+    (tasks on driver threads, the default), ``"processes"`` (each task in a process of its own, for
+    tasks that need more than one core's worth of Python), ``"spark"`` (each task a Spark job on the
+    executors of ``spark``, by default the active SparkSession, else a local one; see docs/spark.md) or an
+    :class:`~connect_magics.runtime.executors.base.Executor`.
     Runtimes with one ``group_id`` form a group (in any number of processes): the broker's group
     coordinator makes one the leader, which runs every connector and task and applies every write; the
     others forward writes to it and take over when it leaves (docs/design.md, "One group").
@@ -82,8 +85,9 @@ class ConnectRuntime:
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
         check_worker_converters(self.worker_config, self.plugins)
-        if not isinstance(executor, Executor) and executor not in ("threads", "spark"):  # before any topic
-            raise ValueError(f"Invalid value {executor} for executor: must be 'threads', 'spark' or an Executor")
+        if not isinstance(executor, Executor) and executor not in EXECUTORS:  # before any topic
+            raise ValueError(f"Invalid value {executor} for executor: must be one of {', '.join(EXECUTORS)} "
+                             "or an Executor")
         wc = self.worker_config
         client = wc.client_config()
         self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
@@ -178,6 +182,10 @@ class ConnectRuntime:
     def _executor(self, name: str) -> Executor:
         if name == "threads":
             return ThreadExecutor(fence_tasks=True)  # a runtime that lost its group must not commit
+        if name == "processes":
+            from connect_magics.runtime.executors.processes import ProcessExecutor
+
+            return ProcessExecutor(self.worker_config, self.plugins)
         from connect_magics.spark.executor import SparkExecutor
         from connect_magics.spark.session import spark_session
 

@@ -40,7 +40,7 @@ import pandas  # noqa: E402, F401 - loaded before the daemon forks
 import pyarrow  # noqa: E402, F401
 from pyspark.daemon import manager  # noqa: E402
 
-from connect_magics.spark.task_host import prepare_worker  # noqa: E402
+from connect_magics.runtime.executors.task_host import prepare_worker  # noqa: E402
 
 if __name__ == "__main__":
     prepare_worker()

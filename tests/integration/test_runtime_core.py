@@ -382,8 +382,8 @@ def test_client_override_policy(runtime_factory, bootstrap, unique) -> None:
 
 
 def test_unknown_executor_is_refused_before_anything_is_created(bootstrap: str, unique: str) -> None:
-    with pytest.raises(ValueError, match="Invalid value processes for executor: must be 'threads', 'spark' or an "
-                                         "Executor"):
-        ConnectRuntime(bootstrap, f"ex-{unique}", executor="processes")
+    with pytest.raises(ValueError, match="Invalid value process for executor: must be one of threads, processes, "
+                                         "spark or an Executor"):
+        ConnectRuntime(bootstrap, f"ex-{unique}", executor="process")
     topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
     assert not [t for t in topics if t.startswith(f"ex-{unique}")]

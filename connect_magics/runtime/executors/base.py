@@ -1,12 +1,8 @@
-"""Where tasks run. The herder hands an :class:`Executor` a task's spec and the runner built from it, and
-gets back a :class:`TaskHandle` to control it with. :class:`ThreadExecutor` runs the runner on a daemon
-thread of the kernel; :class:`connect_magics.spark.executor.SparkExecutor` runs the same spec as a
-Spark job on an executor, where the runner is built again.
-"""
+"""What an executor is: the herder hands an :class:`Executor` a task's spec and the runner built from it,
+and gets back a :class:`TaskHandle` to control it with (see the package's docs for the executors)."""
 
 from __future__ import annotations
 
-import threading
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -68,43 +64,3 @@ class Executor(ABC):
 
     def close(self) -> None:
         """Release whatever the executor holds."""
-
-
-class LocalTaskHandle(TaskHandle):
-    """A runner running in this process."""
-
-    def __init__(self, runner: TaskRunner, thread: threading.Thread) -> None:
-        self.runner = runner
-        self.id = runner.id
-        self.metrics_group = runner.METRICS_GROUP
-        self._thread = thread
-
-    def transition_to(self, state: TargetState) -> None:
-        self.runner.transition_to(state)
-
-    def stop(self) -> None:
-        self.runner.stop()
-
-    def join(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def metrics(self) -> dict[str, float]:
-        return self.runner.metrics()
-
-    def error_metrics(self) -> dict[str, Any]:
-        return self.runner.errors.metrics()
-
-
-class ThreadExecutor(Executor):
-    """Each task on its own daemon thread in the driver: the lowest latency, the default on a laptop."""
-
-    name = "threads"
-
-    def __init__(self, fence_tasks: bool = False) -> None:
-        self.fences_tasks = fence_tasks
-
-    def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:
-        thread = threading.Thread(target=runner.run, name=f"task-{spec.task_id}", daemon=True)
-        thread.start()
-        return LocalTaskHandle(runner, thread)

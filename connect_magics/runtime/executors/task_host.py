@@ -1,10 +1,12 @@
-"""What runs inside a Spark executor's Python worker: one task instance, from its spec to its end.
+"""What runs in the process that hosts a task instance (a Spark executor's Python worker, a task process):
+one task instance, from its spec to its end.
 
-The worker builds the task's runner again from its :class:`~connect_magics.runtime.worker.task_factory.TaskSpec`
-(plugins resolved there), talks to Kafka directly, writes its statuses to the status topic, follows the
-task control topic (pause, resume, stop, a newer generation) and publishes its metrics there. It commits
-through a :class:`~connect_magics.runtime.worker.fencing.TaskFence`, so once a newer instance of the task
-started (a Spark retry, a speculative copy, the herder's next generation) this one can no longer commit.
+The process builds the task's runner again from its
+:class:`~connect_magics.runtime.worker.task_factory.TaskSpec` (plugins resolved there), talks to Kafka
+directly, writes its statuses to the status topic, follows the task control topic (pause, resume, stop,
+a newer generation) and publishes its metrics there. It commits through a
+:class:`~connect_magics.runtime.worker.fencing.TaskFence`, so once a newer instance of the task started
+(a Spark retry, a speculative copy, the herder's next generation) this one can no longer commit.
 """
 
 from __future__ import annotations
@@ -33,13 +35,12 @@ from connect_magics.storage.task_control import TaskControlStore
 log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 2.0
-#: What a task's Spark job returns: one row, how the instance ended.
-RESULT_SCHEMA = "connector string, task bigint, generation bigint, outcome string, worker_id string"
 
 
 @dataclass(frozen=True)
 class HostedTask:
-    """Everything a Spark Python worker needs to run one task instance (pickled into the job)."""
+    """Everything a hosting process needs to run one task instance (pickled into a Spark job, or passed to
+    a task process)."""
 
     spec: TaskSpec
     bootstrap_servers: str
@@ -47,6 +48,7 @@ class HostedTask:
     worker_props: dict[str, str]
     control_topic: str
     registrations: list[tuple[type, tuple[str, ...], str, str | None, bool]]
+    worker_id: str | None = None  # the statuses' worker id; None: the hosting process's (worker_id())
 
 
 @functools.cache
@@ -70,13 +72,13 @@ def worker_id() -> str:
 
 
 def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
-    """Run the task until it is stopped, fails, is fenced, or was superseded before it started; returns the
-    row of :data:`RESULT_SCHEMA`."""
+    """Run the task until it is stopped, fails, is fenced, or was superseded before it started; returns how
+    it ended: ``{"connector", "task", "generation", "outcome", "worker_id"}``."""
     _log_to_stderr()
     spec = hosted.spec
     tid = spec.task_id
     wc = WorkerConfig(hosted.bootstrap_servers, hosted.group_id, hosted.worker_props)
-    wid = worker_id()
+    wid = hosted.worker_id or worker_id()
     result = {"connector": tid.connector, "task": tid.task, "generation": spec.generation, "worker_id": wid}
     status = StatusStore(wc["status.storage.topic"], wc.client_config(), wid, wc.retry_policy,
                          wc.int("status.storage.request.timeout.ms"))
