@@ -1,6 +1,7 @@
-"""The same behaviours with tasks on kernel threads and as Spark jobs on the executors (``executor="spark"``):
-pipelines, lifecycle, KIP-875 offsets, KIP-558 topics, KIP-158 creation, error handling, metrics; and what
-only the Spark executor does: a killed Python worker's task runs again, tasks of one connector run at once."""
+"""The same behaviours with tasks on kernel threads, in task processes (``executor="processes"``) and as Spark
+jobs on the executors (``executor="spark"``): pipelines, lifecycle, KIP-875 offsets, KIP-558 topics, KIP-158
+creation, error handling, metrics; and what only the Spark executor does: a killed Python worker's task runs
+again, tasks of one connector run at once (the task processes' own: tests/integration/test_process_executor.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 FAST = {"offset.flush.interval.ms": "200"}
 JSON = "org.apache.kafka.connect.json.JsonConverter"
-EXECUTORS = ["threads", "spark"]
+EXECUTORS = ["threads", "processes", "spark"]
 
 
 @pytest.fixture(params=EXECUTORS)
@@ -59,8 +60,8 @@ def file_source(path: Path, topic: str, **extra: str) -> dict[str, str]:
     return {"connector.class": "FileStreamSource", "file": str(path), "topic": topic, **extra}
 
 
-def test_file_pipeline_gives_the_same_output_on_both_executors(make_runtime, bootstrap, unique, tmp_path,
-                                                               executor) -> None:
+def test_file_pipeline_gives_the_same_output_on_every_executor(make_runtime, bootstrap, unique, tmp_path,
+                                                                executor) -> None:
     src, out, topic = tmp_path / "in.txt", tmp_path / "out.txt", f"lines-{unique}"
     expected = [f"line {i}" for i in range(1000)]
     src.write_text("".join(f"{line}\n" for line in expected))
