@@ -4,8 +4,10 @@ Run:  python bench/bench_side_by_side.py [--records 1000000] [--rounds 3] [--boo
       [--no-java] [--only PATTERN]
 
 One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
-(connect_magics.local.connect_worker, the interop suite's oracle) and a ``connect-magics worker``
-subprocess, both driven over REST with identical connector configs, and measures on the same broker:
+(connect_magics.local.connect_worker, the interop suite's oracle) and two ``connect-magics worker``
+subprocesses, one with its tasks on threads (``ours``, the default executor) and one with each task in a
+process of its own (``ours/proc``, ``--executor processes``), all driven over REST with identical
+connector configs, and measures on the same broker:
 
 - sources: FileStreamSource reading a file of ``--records`` lines of 100 characters into a new topic
   (StringConverter, JsonConverter with and without schemas; ByteArrayConverter cannot take the
@@ -128,15 +130,15 @@ class Rest:
 class MagicsWorker:
     """``connect-magics worker`` as a subprocess (its own process and GIL, like the Java worker)."""
 
-    def __init__(self, bootstrap: str, group: str, data_dir: Path) -> None:
+    def __init__(self, bootstrap: str, group: str, data_dir: Path, executor: str) -> None:
         self.port = free_port()
-        props = data_dir / "magics-worker.properties"
+        props = data_dir / f"magics-worker-{executor}.properties"
         props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\n")
-        self.out = open(data_dir / "magics-worker.out", "wb")  # noqa: SIM115 - closed by stop()
+        self.out = open(data_dir / f"magics-worker-{executor}.out", "wb")  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "import sys; from connect_magics.cli import main; sys.exit(main())", "worker",
              "--bootstrap-servers", bootstrap, "--group-id", group, "--rest-port", str(self.port),
-             "--config", str(props)], stdout=self.out, stderr=subprocess.STDOUT)
+             "--config", str(props), "--executor", executor], stdout=self.out, stderr=subprocess.STDOUT)
         self.rest = Rest(f"http://{HOST}:{self.port}")
         deadline = time.monotonic() + 120
         while not self.rest.ready():
@@ -368,13 +370,14 @@ class Bench:
 
 def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems: list[str]) -> str:
     med = {k: statistics.median(v) for k, v in rates.items() if v}
-    against = [s for s in systems if s != "ours"]
-    lines = [f"| path | {' | '.join(systems)} | {' | '.join(f'ours / {s}' for s in against)} |",
-             "|---" * (len(systems) + len(against) + 1) + "|"]
+    mine = [s for s in systems if s.startswith("ours")]
+    pairs = [(m, s) for m in mine for s in systems if s not in mine]
+    lines = [f"| path | {' | '.join(systems)} | {' | '.join(f'{m} / {s}' for m, s in pairs)} |",
+             "|---" * (len(systems) + len(pairs) + 1) + "|"]
     for case in cases:
         cells = [f"{med[(case, s)]:,.0f}" if (case, s) in med else "-" for s in systems]
-        ours = med.get((case, "ours"))
-        ratios = [f"{ours / med[(case, s)]:.2f}" if ours and (case, s) in med else "-" for s in against]
+        ratios = [f"{med[(case, m)] / med[(case, s)]:.2f}" if (case, m) in med and (case, s) in med else "-"
+                  for m, s in pairs]
         lines.append(f"| {case.label} | {' | '.join(cells + ratios)} |")
     return "\n".join(lines)
 
@@ -393,17 +396,20 @@ def main(argv: list[str] | None = None) -> None:
     cases = QUICK if args.quick else all_cases()
     if args.only:
         cases = [c for c in cases if args.only in c.label]
-    systems = ["bare", "bare/task", "ours"] + ([] if args.no_java else ["java"])
+    systems = ["bare", "bare/task", "ours", "ours/proc"] + ([] if args.no_java else ["java"])
     data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
-    broker = magics = java = bench = None
+    broker = java = bench = None
+    magics: list[MagicsWorker] = []
     try:
         bootstrap = args.bootstrap
         if not bootstrap:
             broker = EmbeddedBroker(data / "broker").start()
             bootstrap = broker.bootstrap_servers
         tag = uuid.uuid4().hex[:6]
-        magics = MagicsWorker(bootstrap, f"bench-magics-{tag}", data)
-        workers = {"ours": magics.rest}
+        workers = {}
+        for system, executor in (("ours", "threads"), ("ours/proc", "processes")):
+            magics.append(MagicsWorker(bootstrap, f"bench-magics-{executor}-{tag}", data, executor))
+            workers[system] = magics[-1].rest
         if not args.no_java:
             java = JavaConnectWorker(bootstrap, f"bench-java-{tag}", data / "java",
                                      worker_properties={"offset.flush.interval.ms": "1000"}).start()
@@ -418,18 +424,19 @@ def main(argv: list[str] | None = None) -> None:
                 for system in order[shift:] + order[:shift]:
                     rate = bench.run(case, system)
                     rates.setdefault((case, system), []).append(rate)
-                    print(f"round {r + 1} {case.label:<28} {system:<9} {rate:>12,.0f} r/s", flush=True)
+                    print(f"round {r + 1} {case.label:<28} {system:<10} {rate:>12,.0f} r/s", flush=True)
         print()
         print(table(cases, rates, systems))
         print(f"\n(medians of {args.rounds} interleaved rounds; {args.records:,} records of {CHARS} characters; "
-              "connect-magics worker and Java ConnectDistributed over REST, the bare loops in the bench process)")
+              "connect-magics workers (tasks on threads; ours/proc: a process per task) and Java ConnectDistributed "
+              "over REST, the bare loops in the bench process)")
     finally:
         if bench is not None:
             bench.count.consumer.close()
         if java is not None:
             java.stop()
-        if magics is not None:
-            magics.stop()
+        for worker in magics:
+            worker.stop()
         if broker is not None:
             broker.stop()
         shutil.rmtree(data, ignore_errors=True)
