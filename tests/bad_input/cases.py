@@ -144,7 +144,7 @@ for id_, args, *why in [
      "header.converter", "could not be found"),
     ("worker converter version range", ("{b}", None, {"value.converter.plugin.version": "[1.0"}),
      "value.converter.plugin.version", "Unbounded range"),
-    ("executor name", ("{b}", None, {}), "executor", "must be 'threads', 'spark' or an Executor"),
+    ("executor name", ("{b}", None, {}), "executor", "must be one of threads, processes, spark or an Executor"),
 ]:
     _add(WORKER, id_, args, *why, **({"executor": "gpu"} if id_ == "executor name" else {}))
 
@@ -603,6 +603,8 @@ for id_, argv, files, *why in [
      "value.converter", "Class AvroConverter could not be found"),
     ("worker rest port word", ["worker", "--bootstrap-servers", "{b}", "--rest-port", "http"], {},
      "argument --rest-port", "invalid int value: 'http'"),
+    ("worker unknown executor", ["worker", "--bootstrap-servers", "{b}", "--executor", "gpu"], {},
+     "argument --executor", "invalid choice: 'gpu'"),
     ("broker unknown action", ["broker", "restart"], {}, "argument action", "invalid choice: 'restart'"),
     ("demo records word", ["demo", "--records", "many"], {}, "argument --records", "invalid int value"),
 ]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -296,3 +297,22 @@ def test_empty_offsets_say_when_the_next_commit_is_due(shell: InteractiveShell, 
 def test_the_library_keeps_kafka_connects_default(bootstrap: str, unique: str) -> None:
     with ConnectRuntime(bootstrap, f"lib-{unique}") as rt:
         assert rt.worker_config.int("offset.flush.interval.ms") == 60000
+
+
+def test_the_executor_setting_runs_tasks_in_processes(shell: InteractiveShell, unique: str,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    shell.run_line_magic("config", "ConnectMagics.executor = 'processes'")
+    shell.run_line_magic("connect", "start -o rt")
+    assert "tasks on task processes" in capsys.readouterr().out
+    rt = shell.user_ns["rt"]
+    name = f"proc-{unique}"
+    shell.run_cell_magic("connect", f"create {name}", f"connector.class=SequenceSource\ntopic={name}\nrecords=3\n"
+                         "topic.creation.default.partitions=1\ntopic.creation.default.replication.factor=1")
+    pid = wait_until(lambda: (rt.herder.task_handle(name, 0).published() or {}).get("pid"), 60,
+                     message="the task's process")
+    assert pid != os.getpid()
+    shell.run_line_magic("config", "ConnectMagics.executor = 'gpu'")  # %config logs the error, changes nothing
+    assert "The 'executor' trait of a ConnectMagics instance expected any of ['threads', 'processes', 'spark'], " \
+           "not the str 'gpu'." in caplog.text
+    assert magics(shell).executor == "processes"
