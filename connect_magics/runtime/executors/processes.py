@@ -1,8 +1,8 @@
 """``executor="processes"``: every task instance in a process of its own, started by this one.
 
 Threads of one Python process share its GIL: four sink tasks on threads do less than one task alone
-(docs/design.md, "Why four tasks stay short"). Each task process has its own interpreter, so tasks use
-every core, as a Java worker's task threads do. The process runs
+(docs/design.md, "Why four tasks on threads stay short"). Each task process has its own interpreter,
+so tasks use every core, as a Java worker's task threads do. The process runs
 :func:`~connect_magics.runtime.executors.task_host.run_hosted_task`, like a task on a Spark executor,
 and is controlled the same way (:mod:`connect_magics.runtime.executors.hosted`): when it dies, the next
 generation fences whatever it left and resumes from the committed offsets. Its statuses carry this
