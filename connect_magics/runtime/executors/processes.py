@@ -31,6 +31,7 @@ from connect_magics.runtime.plugins.registry import Plugins
 from connect_magics.runtime.worker.task_factory import TaskSpec
 
 ORPHAN_EXIT_CODE = 70  # a task process whose worker process ended exits with this code
+EXIT_WAIT_S = 30.0  # longest wait for a task process to exit once its task ended
 _LENGTH = struct.Struct(">Q")
 
 
@@ -70,14 +71,21 @@ class ProcessTaskHandle(HostedTaskHandle):
         finally:
             os.close(result_write)  # the process holds its own copy: its end closes the pipe
         self.process = process
+        assert process.stdin is not None
         with os.fdopen(result_read, "rb") as results:
-            assert process.stdin is not None
-            process.stdin.write(_LENGTH.pack(len(payload)) + payload)
-            process.stdin.flush()
-            line = results.readline()  # until the process ends
-        process.wait()
+            try:
+                process.stdin.write(_LENGTH.pack(len(payload)) + payload)
+                process.stdin.flush()
+            except BrokenPipeError:
+                pass  # it ended already: its exit code says why
+            line = results.readline()  # until the task ends
+        try:  # stdin stays open until the process ended: its end-of-file would make it exit as orphaned
+            process.wait(EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:  # a thread of the task's plugin keeps the interpreter alive
+            process.kill()
+            process.wait()
         process.stdin.close()
-        if process.returncode != 0 or not line:
+        if not line:  # it died before its task ended
             raise RuntimeError(f"the task's process {process.pid} exited with code {process.returncode}")
         return json.loads(line)
 
