@@ -150,7 +150,8 @@ def _publish_metrics(runner: TaskRunner, control: TaskControlStore, generation: 
 
 
 def _log_to_stderr() -> None:
-    """Warnings and errors of the runtime go to the executor's stderr (Spark's executor log)."""
+    """Warnings and errors of the runtime go to the hosting process's stderr (Spark's executor log; a task
+    process shares its worker's)."""
     root = logging.getLogger("connect_magics")
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
