@@ -10,6 +10,7 @@ import pytest
 from helpers import wait_until
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
+from traitlets import TraitError
 
 from connect_magics import ConnectRuntime
 from connect_magics.notebook.magics import NOTEBOOK_WORKER_DEFAULTS, ConnectMagicError, ConnectMagics
@@ -300,19 +301,22 @@ def test_the_library_keeps_kafka_connects_default(bootstrap: str, unique: str) -
 
 
 def test_the_executor_setting_runs_tasks_in_processes(shell: InteractiveShell, unique: str,
-                                                      capsys: pytest.CaptureFixture[str],
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     shell.run_line_magic("config", "ConnectMagics.executor = 'processes'")
-    shell.run_line_magic("connect", "start -o rt")
-    assert "tasks on task processes" in capsys.readouterr().out
-    rt = shell.user_ns["rt"]
-    name = f"proc-{unique}"
-    shell.run_cell_magic("connect", f"create {name}", f"connector.class=SequenceSource\ntopic={name}\nrecords=3\n"
-                         "topic.creation.default.partitions=1\ntopic.creation.default.replication.factor=1")
-    pid = wait_until(lambda: (rt.herder.task_handle(name, 0).published() or {}).get("pid"), 60,
-                     message="the task's process")
-    assert pid != os.getpid()
-    shell.run_line_magic("config", "ConnectMagics.executor = 'gpu'")  # %config logs the error, changes nothing
-    assert "The 'executor' trait of a ConnectMagics instance expected any of ['threads', 'processes', 'spark'], " \
-           "not the str 'gpu'." in caplog.text
-    assert magics(shell).executor == "processes"
+    try:
+        shell.run_line_magic("connect", "start -o rt")
+        assert "tasks on task processes" in capsys.readouterr().out
+        rt = shell.user_ns["rt"]
+        name = f"proc-{unique}"
+        shell.run_cell_magic("connect", f"create {name}", f"connector.class=SequenceSource\ntopic={name}\n"
+                             "records=3\ntopic.creation.default.partitions=1\n"
+                             "topic.creation.default.replication.factor=1")
+        pid = wait_until(lambda: (rt.herder.task_handle(name, 0).published() or {}).get("pid"), 60,
+                         message="the task's process")
+        assert pid != os.getpid()
+        with pytest.raises(TraitError, match=r"The 'executor' trait of a ConnectMagics instance expected any of "
+                                             r"\['threads', 'processes', 'spark'\], not the str 'gpu'."):
+            magics(shell).executor = "gpu"
+        assert magics(shell).executor == "processes"
+    finally:  # the shell is shared by later tests: its config must not keep this setting
+        del shell.config.ConnectMagics["executor"]
