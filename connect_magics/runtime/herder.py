@@ -93,7 +93,8 @@ class Herder:
         self.offsets = offset_store
         self.status = status
         self.executor = executor
-        self.services = TaskServices(plugins, worker_config, status)
+        self.services = TaskServices(plugins, worker_config, status, control=executor.control)
+        executor.report_status = self._report_ended
         self._running: dict[str, RunningConnector] = {}
         self._lock = threading.RLock()
         self._background = ThreadPoolExecutor(1, thread_name_prefix="herder")
@@ -458,9 +459,9 @@ class Herder:
 
     def _start_task(self, running: RunningConnector, index: int, task_config: dict[str, str]) -> None:
         name = running.name
-        spec = TaskSpec(TaskId(name, index), self.configs.connector_config(name), task_config,
-                        self.configs.target_state(name) or TargetState.STARTED, running.desc.type,
-                        fenced=self.executor.fences_tasks)
+        task_id, state = TaskId(name, index), self.configs.target_state(name) or TargetState.STARTED
+        spec = TaskSpec(task_id, self.configs.connector_config(name), task_config, state, running.desc.type,
+                        self.executor.reserve_generation(task_id, state), fenced=self.executor.fences_tasks)
         try:
             runner, task_plugins = build_runner(
                 spec, self.services, self.offset_stores_for(name) if running.desc.type == "source" else None,
@@ -473,6 +474,13 @@ class Herder:
         running.tasks[index] = self.executor.start(spec, runner)
         self._started_tasks.setdefault(name, set()).add(index)
 
+    def _report_ended(self, task_id: TaskId, state: str, trace: str | None) -> None:
+        """An executor saw an instance end by itself: write the status that fits, unless the task is no longer
+        meant to run here (stopped, reconfigured, deleted)."""
+        running = self._running.get(task_id.connector)
+        if running is not None and task_id.task in running.tasks:
+            self.status.put_task(task_id.connector, task_id.task, state, trace)
+
     def fence_zombies(self, name: str) -> None:
         """With a fencing executor, make sure no earlier instance of the connector's tasks (one still
         stopping, a Spark retry) can commit again: claim each task's fence, as Kafka Connect fences zombie
@@ -482,7 +490,10 @@ class Herder:
         self._claim_fences(name, self._started_tasks.get(name, set()) | self.executor.known_tasks(name))
 
     def _claim_fences(self, name: str, indexes: Iterable[int]) -> None:
+        control = self.executor.control
         for index in sorted(indexes):
+            if control is not None:  # a generation of no instance: every earlier one knows it was succeeded
+                control.put_control(name, index, control.next_generation(name, index), "STOPPED")
             fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
             fence.claim()
             fence.close()

@@ -33,6 +33,7 @@ from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
+from connect_magics.storage.task_control import TaskControlStore
 
 log = logging.getLogger(__name__)
 
@@ -180,8 +181,10 @@ class ConnectRuntime:
         return self._on_leader(method, tuple(args), kwargs)
 
     def _executor(self, name: str) -> Executor:
-        if name == "threads":
-            return ThreadExecutor(fence_tasks=True)  # a runtime that lost its group must not commit
+        if name == "threads":  # a runtime that lost its group must not commit
+            wc = self.worker_config
+            return ThreadExecutor(fence_tasks=True, control=TaskControlStore(wc["task.control.storage.topic"],
+                                                                             wc.client_config()).start())
         if name == "processes":
             from connect_magics.runtime.executors.processes import ProcessExecutor
 

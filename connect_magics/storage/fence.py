@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -34,11 +34,39 @@ class FencedError(ConnectException):
     """A newer holder claimed the fence (or it was never claimed here): nothing may be written through it."""
 
 
+class TransactionLostError(ConnectException):
+    """A transaction did not commit (a broker outage, a coordinator that moved or timed it out) while no newer
+    holder exists: what it held is not written, and the holder goes on (its fence claims the id again if the
+    producer was lost)."""
+
+
+class FenceOwner(Protocol):
+    """Who may hold a fence: tells a real successor from a producer that an outage broke (see
+    :class:`~connect_magics.runtime.worker.fencing.TaskOwnership`)."""
+
+    def register(self) -> None:
+        """Record this holder before its first claim (so that an older holder can tell it is older)."""
+
+    def is_current(self) -> bool:
+        """True if no newer holder was recorded (raises if that cannot be told now: the broker is away)."""
+
+
 def is_fenced(error: BaseException) -> bool:
     """True if ``error`` says a newer producer with the same transactional id started."""
     if isinstance(error, KafkaException) and error.args and isinstance(error.args[0], KafkaError):
         return error.args[0].code() in _FENCED
     return False
+
+
+def broken_producer_error(error: BaseException) -> KafkaException | None:
+    """The error (or its cause) that says a transactional producer can no longer be used: fenced, or failed
+    fatally; None if there is none (errors raised in delivery callbacks reach Python as their causes)."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KafkaException) and (is_fenced(seen) or _fatal(seen)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _retriable(error: KafkaException) -> bool:
@@ -58,13 +86,19 @@ class ProducerFence:
     successor = "a newer holder claimed it"  # how errors say why
 
     def __init__(self, transactional_id: str, client_config: Mapping[str, Any], timeout: float = 30.0,
-                 what: str | None = None) -> None:
+                 what: str | None = None, owner: FenceOwner | None = None) -> None:
+        """``owner``: who may hold it. Without one, any error that looks like a fence (``PRODUCER_FENCED``,
+        ``INVALID_PRODUCER_EPOCH``, a fatal producer error) is taken as a newer holder's claim; with one, it
+        is asked, and when no newer holder exists the fence claims the id again and goes on."""
         self.transactional_id = transactional_id
         self.timeout = timeout
         self.what = what or f"The holder of transactional id {transactional_id}"
+        self.owner = owner
         self._config = dict(client_config)
         self._producer: Producer | None = None
         self._fenced = False
+        self._claim_error: BaseException | None = None  # why a claim failed for good
+        self.reclaims = 0  # how often a lost producer was replaced
         self._claiming: threading.Thread | None = None  # a claim going on in the background
         self._closed = threading.Event()
         self._lock = threading.Lock()  # one transaction at a time
@@ -87,11 +121,17 @@ class ProducerFence:
         broker cannot be reached, and the first transaction waits for it (an at-least-once task starts at
         once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile)."""
         self._closed.clear()
+        self._claim_error = None
         if wait:
+            if self.owner is not None:
+                self.owner.register()
             self._claim_now()
             return
-        self._claiming = threading.Thread(target=self._claim_until_done, name=f"claim-{self.transactional_id}",
-                                          daemon=True)
+        self._claim_in_background(again=False)
+
+    def _claim_in_background(self, again: bool) -> None:
+        self._claiming = threading.Thread(target=self._claim_until_done, args=(again,),
+                                          name=f"claim-{self.transactional_id}", daemon=True)
         self._claiming.start()
 
     def _claim_now(self) -> None:
@@ -101,34 +141,55 @@ class ProducerFence:
         with self._lock:
             self._producer, self._fenced = producer, False
 
-    def _claim_until_done(self) -> None:
+    def _claim_until_done(self, again: bool) -> None:
+        """Claim, retrying while the broker cannot be reached. The first claim registers with the owner
+        first; a claim ``again`` (the producer was lost) happens only if the owner says no newer holder exists."""
+        backoff = 1.0
+        asked = self.owner is None
         while not self._closed.is_set():
             try:
+                if not asked and not again:
+                    self.owner.register()
+                elif not asked and not self.owner.is_current():
+                    log.warning("%s: a newer holder of transactional id %s exists", self.what, self.transactional_id)
+                    self._fenced = True
+                    return
+                asked = True
                 self._claim_now()
                 return
             except KafkaException as e:
-                if not e.args[0].retriable():
+                if asked and e.args and isinstance(e.args[0], KafkaError) and not e.args[0].retriable():
                     log.error("%s could not claim transactional id %s: %s", self.what, self.transactional_id, e)
+                    self._claim_error = e
                     return
-                log.warning("%s: claiming transactional id %s failed, retrying: %s", self.what,
-                            self.transactional_id, e)
-                self._closed.wait(1.0)
+                log.warning("%s: claiming transactional id %s failed, retrying in %.0f s: %s", self.what,
+                            self.transactional_id, backoff, e)
+            except Exception as e:  # noqa: BLE001 - the owner could not tell (the broker is away): ask again
+                log.warning("%s: cannot tell yet whether it still holds transactional id %s, asking again in "
+                            "%.0f s: %s", self.what, self.transactional_id, backoff, e)
+            self._closed.wait(backoff)
+            backoff = min(backoff * 2, 10.0)
 
     def wait_claimed(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` for a claim going on in the background; True if this holder may write."""
+        """Wait up to ``timeout`` for a claim going on in the background; True if this holder may write,
+        False while the claim goes on. Raises :attr:`error_class` if a newer holder exists, and
+        :class:`~connect_magics.api.errors.ConnectException` if the claim failed for good."""
         claiming = self._claiming
         if claiming is not None and claiming.is_alive():
             claiming.join(timeout)
-        return self.claimed
+            if claiming.is_alive():
+                return False
+        if self._claim_error is not None:
+            raise ConnectException(f"{self.what} could not claim transactional id {self.transactional_id}: "
+                                   f"{self._claim_error}") from self._claim_error
+        if self._producer is None:
+            raise self._refused()
+        return True
 
     def _await_claim(self) -> None:
-        claiming = self._claiming
-        if claiming is not None and claiming.is_alive():
-            claiming.join(self.timeout)
-            if claiming.is_alive():
-                raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
-                                                f"{self.what} has not claimed transactional id "
-                                                f"{self.transactional_id} yet (is the broker reachable?)"))
+        if not self.wait_claimed(self.timeout):
+            raise TransactionLostError(f"{self.what} has not claimed transactional id {self.transactional_id} yet "
+                                       "(is the broker reachable?)")
 
     def _refused(self, cause: BaseException | None = None) -> FencedError:
         reason = self.successor if cause is not None or self._fenced else "it was not claimed here"
@@ -140,7 +201,8 @@ class ProducerFence:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Producer]:
         """A transaction, committed on exit; raises :attr:`error_class` if a newer holder claimed the fence
-        (or it was never claimed), and aborts (re-raising) on any other failure."""
+        (or it was never claimed), :class:`TransactionLostError` if a Kafka error aborted it, and aborts
+        (re-raising) on any other failure."""
         self._await_claim()
         with self._lock:
             producer = self.begin()
@@ -161,14 +223,14 @@ class ProducerFence:
         try:
             producer.begin_transaction()
         except KafkaException as e:
-            self._raise_if_fenced(e)
-            raise
+            self._lost(e)
         return producer
 
     def commit(self) -> None:
         """Commit the open transaction (its records are flushed first). A broker that cannot be reached is
         waited for: librdkafka keeps the transaction, and the commit is tried again. Raises
-        :attr:`error_class` if fenced; other failures abort the transaction and are re-raised."""
+        :attr:`error_class` if fenced, :class:`TransactionLostError` if a Kafka error aborted it; other
+        failures abort the transaction and are re-raised."""
         producer = self._producer
         if producer is None:
             raise self._refused()
@@ -181,25 +243,43 @@ class ProducerFence:
                     log.warning("%s: committing its transaction failed, retrying: %s", self.what, e)
                     continue
                 self.abort(e)
-                raise
             except BaseException as e:
                 self.abort(e)
                 raise
 
     def abort(self, cause: BaseException | None = None) -> None:
         """Abort the open transaction (its records are never read committed). Raises :attr:`error_class`
-        when the abort shows the fence was lost, or when ``cause`` says so."""
+        when a newer holder claimed the fence, and :class:`TransactionLostError` when ``cause`` is a Kafka
+        error (the transaction is gone either way)."""
         producer = self._producer
-        if producer is None:
-            return
         # A fenced producer's error can surface as the commit's, the flush's or a callback's; its abort
         # then fails with the same fatal error.
-        if (cause is not None and (is_fenced(cause) or _fatal(cause))) or not self._abort(producer):
-            raise self._refused(cause or KafkaException(KafkaError(KafkaError._FENCED))) from cause
+        if producer is not None and ((cause is not None and (is_fenced(cause) or _fatal(cause)))
+                                     or not self._abort(producer)):
+            self._producer_lost(cause or KafkaException(KafkaError(KafkaError._FENCED)))
+        if isinstance(cause, KafkaException):
+            raise TransactionLostError(f"{self.what}'s transaction was aborted: {cause}") from cause
 
-    def _raise_if_fenced(self, error: BaseException) -> None:
+    def _lost(self, error: KafkaException) -> None:
+        """``begin_transaction`` failed: the producer is broken (fenced or fatal) or the call was refused."""
         if is_fenced(error) or _fatal(error):
-            raise self._refused(error) from error
+            self._producer_lost(error)
+        raise TransactionLostError(f"{self.what} could not begin a transaction: {error}") from error
+
+    def _producer_lost(self, cause: BaseException) -> None:
+        """The producer can no longer be used. Without an owner that is a newer holder's claim (raises
+        :attr:`error_class`); with one, the id is claimed again in the background if the owner says no newer
+        holder exists, and :class:`TransactionLostError` is raised (the next transaction waits for the claim,
+        and raises :attr:`error_class` if a newer holder exists after all)."""
+        if self.owner is None:
+            raise self._refused(cause) from cause
+        self._producer = None
+        self.reclaims += 1
+        log.warning("%s lost its transactional producer (%s); claiming transactional id %s again unless a newer "
+                    "holder exists", self.what, cause, self.transactional_id)
+        self._claim_in_background(again=True)
+        raise TransactionLostError(f"{self.what}'s transaction was lost ({cause}): it claims transactional id "
+                                   f"{self.transactional_id} again and goes on from its last commit") from cause
 
     def _abort(self, producer: Producer) -> bool:
         """Abort the open transaction (trying again while the broker cannot be reached); False if the

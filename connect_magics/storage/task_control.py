@@ -68,6 +68,7 @@ class TaskControlStore:
         self._listener = listener
         self._lock = threading.Lock()
         self._values: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self._reserved: set[tuple[str, int, int]] = set()  # generations taken here and not written yet
         self.log = KafkaLog(topic, client_config, self._apply)
 
     def start(self, timeout: float = 30.0) -> TaskControlStore:
@@ -95,6 +96,8 @@ class TaskControlStore:
         with self._lock:
             if data is None:
                 self._values.pop(parsed, None)
+            elif parsed[0] == CONTROL_PREFIX and _generation(self._values.get(parsed)) > data["generation"]:
+                return  # a generation taken here meanwhile: generations only grow
             else:
                 self._values[parsed] = data
         if parsed[0] == CONTROL_PREFIX and data is not None and self._listener is not None:
@@ -115,8 +118,28 @@ class TaskControlStore:
 
     def next_generation(self, connector: str, task: int) -> int:
         """One more than the newest generation of the task seen in the topic (1 for a task never started)."""
-        current = self.control(connector, task)
-        return (current["generation"] if current else 0) + 1
+        return _generation(self.control(connector, task)) + 1
+
+    def reserve_generation(self, connector: str, task: int, state: str = "STARTED") -> int:
+        """Take the task's next generation here at once, without waiting for the broker; the instance
+        writes it with :meth:`put_control` (see :meth:`reserved`) before it claims its fence."""
+        key = (CONTROL_PREFIX, connector, task)
+        with self._lock:
+            generation = _generation(self._values.get(key)) + 1
+            self._values[key] = {"generation": generation, "state": state}
+            self._reserved.add((connector, task, generation))
+        return generation
+
+    def reserved(self, connector: str, task: int, generation: int) -> bool:
+        """True if ``generation`` was taken with :meth:`reserve_generation` and is not in the topic yet."""
+        with self._lock:
+            return (connector, task, generation) in self._reserved
+
+    def newest_generation(self, connector: str, task: int, timeout: float) -> int:
+        """The task's newest generation in the topic, read to its end first (raises if the broker cannot be
+        reached within ``timeout``); 0 if it has none."""
+        self.read_to_end(timeout)
+        return _generation(self.control(connector, task))
 
     def put_control(self, connector: str, task: int, generation: int, state: str, timeout: float = 30.0) -> None:
         """Write the task's control record and wait until it is in the topic (raises on failure)."""
@@ -124,9 +147,16 @@ class TaskControlStore:
             raise ValueError(f"Invalid value {state} for state: must be one of {', '.join(STATES)}")
         value = {"generation": generation, "state": state}
         self.log.write([(task_key(CONTROL_PREFIX, connector, task), dumps(value))], timeout)
+        key = (CONTROL_PREFIX, connector, task)
         with self._lock:
-            self._values[(CONTROL_PREFIX, connector, task)] = value
+            self._reserved.discard((connector, task, generation))
+            if _generation(self._values.get(key)) <= generation:
+                self._values[key] = value
 
     def put_metrics(self, connector: str, task: int, value: dict[str, Any]) -> None:
         """Publish an instance's metrics (asynchronously; the newest wins)."""
         self.log.send(task_key(METRICS_PREFIX, connector, task), dumps(value))
+
+
+def _generation(control: dict[str, Any] | None) -> int:
+    return control["generation"] if control else 0

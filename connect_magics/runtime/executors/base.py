@@ -4,11 +4,16 @@ and gets back a :class:`TaskHandle` to control it with (see the package's docs f
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from connect_magics.runtime.worker.task_factory import TaskSpec
 from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner
 from connect_magics.storage.config_store import TargetState
+from connect_magics.storage.task_control import TaskControlStore
+
+#: Writes a task's status for the worker: (task, state, trace).
+StatusReporter = Callable[[TaskId, str, "str | None"], None]
 
 
 class TaskHandle(ABC):
@@ -48,6 +53,21 @@ class Executor(ABC):
     name: str
     #: Whether tasks commit through a :class:`~connect_magics.runtime.worker.fencing.TaskFence`.
     fences_tasks: bool = False
+    #: The task control topic, where every fenced instance's generation is written (None: not followed).
+    control: TaskControlStore | None = None
+    #: Set by the herder: how the executor writes the status of a task whose instance ended by itself
+    #: (a thread, a process, a Spark job that died), so that no ended task is left shown RUNNING.
+    report_status: StatusReporter | None = None
+
+    def reserve_generation(self, task_id: TaskId, state: TargetState) -> int:
+        """The generation of an instance about to be built in this process (0: the executor numbers its
+        instances itself, or does not fence them)."""
+        return 0
+
+    def task_ended(self, task_id: TaskId, trace: str) -> None:
+        """An instance ended without reporting it (see :attr:`report_status`): show the task FAILED."""
+        if self.report_status is not None:
+            self.report_status(task_id, "FAILED", trace)
 
     @abstractmethod
     def start(self, spec: TaskSpec, runner: TaskRunner) -> TaskHandle:

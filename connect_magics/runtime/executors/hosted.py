@@ -128,9 +128,10 @@ class HostedTaskHandle(TaskHandle):
             except Exception as e:  # noqa: BLE001 - the instance failed: run the next one
                 if self._stopping:
                     return
-                log.warning("The %s of task %s (generation %s) failed; running it again from the committed "
-                            "offsets in %.0f s: %s", self.instance_name, self.id, self.generation, backoff,
-                            first_line(e))
+                what = (f"The {self.instance_name} of task {self.id} (generation {self.generation}) failed; "
+                        f"running it again from the committed offsets in {backoff:.0f} s: {first_line(e)}")
+                log.warning("%s", what)
+                self._executor.task_ended(self.id, what)  # not RUNNING while no instance runs
             with self._cond:
                 self._cond.wait(backoff)
             backoff = min(backoff * 2, RETRY_BACKOFF_S[1])

@@ -23,6 +23,7 @@ from connect_magics.api.connector import SourceTaskContext, TransactionContext
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.config.exactly_once import TransactionBoundary
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner, StoreOffsetReader, SubmittedRecords
+from connect_magics.storage.fence import TransactionLostError, broken_producer_error
 from connect_magics.storage.offset_store import validate_format, write_offsets
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,21 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                                                StoreOffsetReader(self.id.connector, self.offset_stores),
                                                self.requests))
 
+    def execute_once(self) -> None:
+        """The source task's iteration; a producer that broke on the way (fenced, or failed fatally, in a send,
+        a flush or a delivery report) ends the open transaction through the fence, which tells a successor
+        from an outage (:class:`TransactionLostError`: the task goes on, see :meth:`transaction_lost`)."""
+        try:
+            super().execute_once()
+        except TransactionLostError:
+            raise
+        except Exception as e:
+            cause = broken_producer_error(e)
+            if cause is None:
+                raise
+            self.fence.abort(cause)  # raises TransactionLostError, or TaskFencedError
+            raise
+
     def _dispatch(self, records: list[SourceRecord]) -> None:
         """Send the batch in the open transaction (begun if none is), ending it where the task or the
         boundary says."""
@@ -154,6 +170,25 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def commit_offsets(self, wait: bool) -> bool:
         self.commit_transaction()
         return True
+
+    def transaction_lost(self, error: TransactionLostError) -> None:
+        """The open transaction's records and offsets are gone, but no newer instance exists: start the task
+        again from its committed offsets, with the fence's producer claimed again (Kafka Connect would fail
+        the task here; the records of the lost transaction are polled again, and read committed once)."""
+        log.warning("Task %s starts again from its committed offsets: %s", self.id, error)
+        self._open_since = None
+        self.submitted = SubmittedRecords()
+        self._retry = None
+        try:
+            self.task.stop()
+        except Exception:  # noqa: BLE001
+            log.warning("Task %s raised while stopping", self.id, exc_info=True)
+        while not self.fence.wait_claimed(1.0):  # raises TaskFencedError if a newer instance exists after all
+            if self.stopping:
+                return
+        self.task = type(self.task)()
+        self.initialize()
+        self.task.start(self.task_config)
 
     def commit_on_stop(self) -> None:
         """Commit the open transaction when stopping normally; abort it after a failure."""

@@ -28,6 +28,7 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
+from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
 log = logging.getLogger(__name__)
@@ -457,6 +458,8 @@ class SinkTaskRunner(TaskRunner):
                 else:
                     self.consumer.commit(offsets=offsets, asynchronous=False)
                 self.task_metrics.commits.record(1)
+            except TransactionLostError as e:  # the offsets stay current: committed with the next commit
+                log.warning("Task %s failed to commit offsets, committing them again later: %s", self.id, e)
             except KafkaException as e:
                 if e.args[0].code() != KafkaError._NO_OFFSET:
                     log.warning("Task %s failed to commit offsets: %s", self.id, e)

@@ -23,6 +23,7 @@ from connect_magics.runtime.worker.error_handling import Stage, staged
 from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
+from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
@@ -170,6 +171,7 @@ class SourceTaskRunner(TaskRunner):
         self._known_topics: set[str] = set()  # KIP-158's per-task cache of topics known to exist
         self._admin: AdminClient | None = None
         self._retry: list[SourceRecord] | None = None  # records to send again after a retriable failure
+        self._unwritten: list[tuple[dict, dict | None]] = []  # offsets of a lost transaction, to write again
         self._producer: Producer | None = None
         self.task_metrics = SourceTaskMetrics()
         # Tasks that override commit_record get a delivery callback per record; others one per batch.
@@ -359,11 +361,14 @@ class SourceTaskRunner(TaskRunner):
     def commit_offsets(self, wait: bool) -> bool:
         """Write the acknowledged offsets; with ``wait``, until the broker confirmed them."""
         self._last_commit = time.monotonic()
-        if self.fence is not None and not self.submitted.has_committable():
+        if self.fence is not None and not self.submitted.has_committable() and not self._unwritten:
             return True
         if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if wait else 0):
             return False  # the claim is still under way (the broker is away): commit later
         offsets = self.submitted.committable()
+        if self._unwritten:  # a lost transaction's offsets, then any newer ones
+            offsets = list({freeze(p): (p, o) for p, o in (*self._unwritten, *offsets)}.values())
+            self._unwritten = []
         if not offsets:
             return True
         for pair in offsets:
@@ -381,11 +386,17 @@ class SourceTaskRunner(TaskRunner):
             done.set()
 
         if self.fence is not None:  # in a transaction, refused once a newer instance of the task started
-            with self.fence.transaction() as producer:
-                write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout, producer)
-                producer.flush(self.flush_timeout)
-                if errors:
-                    raise errors[0]
+            try:
+                with self.fence.transaction() as producer:
+                    write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout,
+                                  producer)
+                    producer.flush(self.flush_timeout)
+                    if errors:
+                        raise errors[0]
+            except TransactionLostError as e:  # the records were acknowledged: their offsets are written later
+                log.warning("Task %s failed to commit offsets, committing them again later: %s", self.id, e)
+                self._unwritten = offsets
+                return False
             self._task_commit()
             return True
         write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout)

@@ -25,7 +25,7 @@ from connect_magics.runtime.config.exactly_once import TransactionBoundary, exac
 from connect_magics.runtime.plugins.metrics import TaskPlugins
 from connect_magics.runtime.plugins.registry import PluginDesc, python_name
 from connect_magics.runtime.worker.exactly_once_source import ExactlyOnceSourceTaskRunner
-from connect_magics.runtime.worker.fencing import TaskFence
+from connect_magics.runtime.worker.fencing import TaskFence, TaskOwnership
 from connect_magics.runtime.worker.sink_runner import SinkTaskRunner
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner
 from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner, TaskServices
@@ -89,19 +89,23 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
         value_converter=converters["value.converter"][1], header_converter=converters["header.converter"][1],
         chain=chain, version=version, producer_config=producer_config,
         admin_config={**wc.client_config("admin"), **client_overrides(config, "admin", policy)})
+    owner = TaskOwnership(services.control, spec.task_id, spec.generation, spec.target_state.value) \
+        if services.control is not None and spec.generation else None
     if desc.type == "source" and exactly_once_enabled(wc):  # KIP-618: records and offsets in one transaction
         stores = offset_stores or []
-        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, producer_config=producer_config)
+        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, producer_config=producer_config,
+                          owner=owner)
         runner: TaskRunner = ExactlyOnceSourceTaskRunner(
             **common, offset_stores=stores, fence=fence,
             boundary=TransactionBoundary.of(config, wc.int("offset.flush.interval.ms")))
     elif desc.type == "source":
         stores = offset_stores or []
-        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config) if spec.fenced else None
+        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, owner=owner) \
+            if spec.fenced else None
         runner = SourceTaskRunner(**common, offset_stores=stores, fence=fence)
     else:  # a sink's producer and admin client serve its dead letter queue
         consumer_config = {**wc.client_config("consumer"), **client_overrides(config, "consumer", policy)}
-        fence = TaskFence(wc["group.id"], spec.task_id, consumer_config) if spec.fenced else None
+        fence = TaskFence(wc["group.id"], spec.task_id, consumer_config, owner=owner) if spec.fenced else None
         runner = SinkTaskRunner(**common, consumer_config=consumer_config, fence=fence)
     plugins = TaskPlugins(desc, python_name(task_cls), version, {k: d for k, (d, _) in converters.items()},
                           {s.alias: s.transform_desc for s in chain.stages},

@@ -29,7 +29,9 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
 from connect_magics.storage.config_store import TargetState
+from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.status_store import StatusStore
+from connect_magics.storage.task_control import TaskControlStore
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,8 @@ class TaskServices:
     worker_config: WorkerConfig
     status: StatusStore
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The task control topic, where each fenced instance's generation is (see runtime/worker/fencing.py).
+    control: TaskControlStore | None = None
 
 
 class TaskRunner(ABC):
@@ -155,7 +159,10 @@ class TaskRunner(ABC):
                     reported_paused = self.paused
                     self.on_pause_change(reported_paused)
                     self._report("PAUSED" if reported_paused else "RUNNING")
-                self.execute_once()
+                try:
+                    self.execute_once()
+                except TransactionLostError as e:
+                    self.transaction_lost(e)
         except TaskFencedError:
             self._fenced = True
             log.warning("Task %s was fenced by a newer instance and stops without committing", self.id)
@@ -197,6 +204,12 @@ class TaskRunner(ABC):
     @abstractmethod
     def execute_once(self) -> None:
         """One iteration: poll/put some records, maybe commit offsets. Must return within ~100 ms when idle."""
+
+    def transaction_lost(self, error: TransactionLostError) -> None:
+        """A transaction of the task's fence was lost while no newer instance exists (a broker outage, a
+        coordinator that moved): go on. Runners whose transactions hold records override this; by default
+        the task fails with the cause."""
+        raise error
 
     def on_pause_change(self, paused: bool) -> None:
         """Called on the task thread when the task is paused or resumed."""
