@@ -479,7 +479,7 @@ class Herder:
         meant to run here (stopped, reconfigured, deleted)."""
         running = self._running.get(task_id.connector)
         if running is not None and task_id.task in running.tasks:
-            self.status.put_task(task_id.connector, task_id.task, state, trace)
+            self.status.put_task(task_id.connector, task_id.task, state, trace, hosted=True)
 
     def fence_zombies(self, name: str) -> None:
         """With a fencing executor, make sure no earlier instance of the connector's tasks (one still

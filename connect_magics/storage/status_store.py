@@ -238,12 +238,14 @@ class StatusStore:
             self._submit(CONNECTOR_PREFIX + name, dumps(status.to_json()))
 
     def put_task(self, connector: str, task: int, state: str, trace: str | None = None,
-                 version: str | None = None) -> None:
-        """Set a task's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
+                 version: str | None = None, hosted: bool = False) -> None:
+        """Set a task's status (FAILED and UNASSIGNED only if :func:`can_write_safely`). ``hosted``: the worker
+        writes it for an instance it hosts in another process (whose status store started later, with a
+        newer generation), which ended without saying so: written over that instance's own status."""
         status = Status(state, trace, self.worker_id, self.generation, version)
         with self._writing():
             tasks = self._tasks.setdefault(connector, {})
-            if state in SAFE_STATES and not can_write_safely(tasks.get(task), status):
+            if state in SAFE_STATES and not hosted and not can_write_safely(tasks.get(task), status):
                 log.debug("Not overwriting the newer status of task %s-%s with %s", connector, task, state)
                 return
             tasks[task] = status
