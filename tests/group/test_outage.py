@@ -102,3 +102,35 @@ def test_a_million_records_through_a_30_s_outage(outage_broker: EmbeddedBroker, 
         outage_broker.start()
         sequences.consumer.close()
         rt.close()
+
+
+def test_a_file_pipeline_through_a_30_s_outage(outage_broker: EmbeddedBroker, unique: str, tmp_path) -> None:
+    """Issue 31's reproduction, shortened for CI (bench/fault_matrix.py --loop runs it with 300,000 lines, 20
+    times): a FileStreamSource and a FileStreamSink through one topic, the broker stopped for 30 s while the sink
+    writes. Every line ends in the output file exactly once and both tasks say RUNNING, truly: the sink did not
+    take the broken transactional producer of the outage for a successor and stop."""
+    lines, src, out = 60_000, tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("".join(f"line-{i}\n" for i in range(lines)))
+    bootstrap = outage_broker.bootstrap_servers
+    rt = ConnectRuntime(bootstrap, f"file-outage-{unique}", {"offset.flush.interval.ms": "500"})
+
+    def written() -> int:
+        return out.read_text().count("\n") if out.exists() else 0
+    try:
+        rt.create_connector("src", {"connector.class": "FileStreamSource", "file": str(src), "topic": f"lines-{unique}"})
+        rt.create_connector("sink", {"connector.class": "FileStreamSink", "file": str(out),
+                                     "topics": f"lines-{unique}"})
+        wait_until(lambda: written() >= lines * 0.3, 120, message="a third of the lines")
+        outage_broker.stop()
+        ends = time.monotonic() + OUTAGE_S
+        wait_until(lambda: time.monotonic() >= ends, OUTAGE_S + 5, interval=0.5, message="the outage's end")
+        outage_broker.start()
+        wait_until(lambda: written() >= lines, 300, message=lambda: f"every line ({written()} of {lines})")
+        assert sorted(out.read_text().splitlines(), key=lambda s: int(s[5:])) == [f"line-{i}" for i in range(lines)]
+        for name in ("src", "sink"):
+            assert [t["state"] for t in rt.connector_status(name)["tasks"]] == ["RUNNING"]
+            runner = rt.herder.task_handle(name, 0).runner
+            assert not runner.done.is_set(), f"{name}'s task ended while its status says RUNNING"
+    finally:
+        outage_broker.start()
+        rt.close()
