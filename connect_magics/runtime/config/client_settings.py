@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
+from connect_magics.api.config import ConfigException
+from connect_magics.security import librdkafka_settings
 from connect_magics.storage.kafka_log import client_logger
 
 #: Settings left to the client itself: checking them builds TLS contexts, runs ``kinit`` or fetches
@@ -63,6 +65,10 @@ def client_setting_errors(settings: Mapping[str, str], kind: str) -> list[tuple[
     value of the wrong type or out of range). Builds a client with no broker to connect to, so nothing
     goes over the network."""
     errors: list[tuple[str, str]] = []
+    try:
+        settings = librdkafka_settings(settings)
+    except ConfigException as e:
+        return [(e.name, e.reason or str(e))]
     servers = settings.get("bootstrap.servers")
     if servers is not None and (problem := bootstrap_servers_error(servers)):
         errors.append(("bootstrap.servers", problem))

@@ -50,6 +50,7 @@ from connect_magics.runtime.plugins.registry import (
     to_version_range,
 )
 from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError, VersionRange
+from connect_magics.security import librdkafka_settings
 
 CONNECTOR_CLASS = "connector.class"
 #: KIP-891's ``connector.plugin.version`` (``ConnectorConfig.CONNECTOR_VERSION``).
@@ -717,7 +718,10 @@ def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[
         if bad:
             raise ConfigException(prefix + bad[0], overrides[bad[0]],
                                   "The 'Principal' policy does not allow it to be overridden")
-    return overrides
+    try:
+        return librdkafka_settings(overrides)  # sasl.jaas.config and Java stores as librdkafka takes them
+    except ConfigException as e:
+        raise ConfigException(prefix + e.name, e.value, e.reason) from None
 
 
 __all__ = ["CONNECTOR_VERSION", "Converter", "HeaderConverter", "TransformationChain", "build_converter",

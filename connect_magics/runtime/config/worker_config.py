@@ -22,6 +22,7 @@ from connect_magics.runtime.topics.creation import (
     REPLICATION_FACTOR_MESSAGE,
     topic_name_error,
 )
+from connect_magics.security import librdkafka_settings
 from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
@@ -58,7 +59,8 @@ _WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "valu
                          "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.", "leader.")
 #: Client settings that apply to every client when set at the worker's top level.
 CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
-                        "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms")
+                        "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms", "enable.sasl.",
+                        "enable.ssl.")
 
 
 class WorkerConfig(Mapping[str, str]):
@@ -149,7 +151,12 @@ class WorkerConfig(Mapping[str, str]):
         if kind:
             prefix = f"{kind}."
             out.update({k[len(prefix):]: v for k, v in self._props.items() if k.startswith(prefix)})
-        return out
+        try:
+            return librdkafka_settings(out)
+        except ConfigException as e:  # name the key as the worker's properties have it
+            key = f"{kind}.{e.name}" if kind and f"{kind}.{e.name}" in self._props else e.name
+            raise ConfigException(key, "[hidden]" if e.value == "[hidden]" else self._props.get(key, e.value),
+                                  e.reason) from None
 
     @property
     def worker_id(self) -> str:
