@@ -184,8 +184,29 @@ class Herder:
     def validate(self, config: dict[str, str]) -> dict[str, Any]:
         if not config.get(CONNECTOR_CLASS):
             raise BadRequestError(f"Connector config {_java_map(config)} contains no connector type")
-        return validate_connector_config(config, self.plugins, self.wc["connector.client.config.override.policy"],
-                                         self.wc.bool("topic.creation.enable"), self.wc)
+        resolved, problems = dict(config), {}
+        if self.wc.config_transformer is not None:  # validated resolved, as Kafka; answered as written
+            for key, value in config.items():
+                try:
+                    resolved.update(self.wc.config_transformer.transform({key: value}))
+                except ConfigException as e:
+                    problems[key] = str(e)
+        infos = validate_connector_config(resolved, self.plugins, self.wc["connector.client.config.override.policy"],
+                                          self.wc.bool("topic.creation.enable"), self.wc)
+        if resolved == config and not problems:
+            return infos
+        for entry in infos["configs"]:
+            value = entry["value"]
+            if value is not None and value["name"] in config and resolved[value["name"]] != config[value["name"]]:
+                value["value"] = config[value["name"]]
+            if value is not None and value["name"] in problems:
+                value["errors"].append(problems.pop(value["name"]))
+                infos["error_count"] += 1
+        for key, problem in problems.items():  # keys without a definition
+            infos["configs"].insert(0, {"definition": None, "value": {"name": key, "value": config[key],
+                                        "recommended_values": [], "errors": [problem], "visible": True}})
+            infos["error_count"] += 1
+        return infos
 
     def _validated(self, name: str, config: dict[str, Any]) -> dict[str, str]:
         if not isinstance(config, dict):
@@ -397,7 +418,9 @@ class Herder:
             return
         running = RunningConnector(name, desc, None, dict(keep_tasks or {}))
         self._running[name] = running
+        raw = config
         try:
+            config = self._resolve(config)  # config providers: at every start, so a restart picks up new values
             # KIP-158: invalid topic creation settings fail the connector and its tasks, with the
             # ConfigException as trace (Kafka builds a SourceConnectorConfig for each of them).
             check_connector_config(name, desc.type, config, self.wc.bool("topic.creation.enable"))
@@ -425,7 +448,7 @@ class Herder:
         self.status.put_connector(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING",
                                   version=desc.version)
         try:
-            task_configs = self._generate_task_configs(running, config)
+            task_configs = self._generate_task_configs(running, config, raw)
         except Exception as e:  # noqa: BLE001
             log.error("Connector %s failed to generate task configs", name, exc_info=True)
             self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
@@ -440,7 +463,16 @@ class Herder:
             if i not in running.tasks:
                 self._start_task(running, i, task_config)
 
-    def _generate_task_configs(self, running: RunningConnector, config: dict[str, str]) -> list[dict[str, str]]:
+    def _resolve(self, config: dict[str, str]) -> dict[str, str]:
+        """The connector config with config providers' placeholders resolved (raises ConfigException naming the
+        key and the placeholder)."""
+        transformer = self.wc.config_transformer
+        return config if transformer is None else transformer.transform(config)
+
+    def _generate_task_configs(self, running: RunningConnector, config: dict[str, str],
+                               raw: dict[str, str]) -> list[dict[str, str]]:
+        """The connector's task configs (generated from the resolved ``config``), with the placeholders of the
+        ``raw`` config back: no resolved secret reaches the config topic (Kafka's ``reverseTransform``)."""
         max_tasks = int(config.get("tasks.max", "1"))
         instance = running.instance
         task_class = instance.task_class()
@@ -450,7 +482,10 @@ class Herder:
                                    f"greater than {max_tasks}, the maximum number of tasks it is configured to "
                                    "create. ")
         # Kafka's own class name for built-in tasks, so that Kafka Connect can run these configs (and back)
-        return [{**{k: _str(v) for k, v in c.items()}, "task.class": kafka_class_name(task_class)} for c in configs]
+        generated = [{**{k: _str(v) for k, v in c.items()}, "task.class": kafka_class_name(task_class)}
+                     for c in configs]
+        transformer = self.wc.config_transformer
+        return generated if transformer is None else [transformer.restore(raw, c, config) for c in generated]
 
     def _drop_task_statuses(self, name: str, keep: int) -> None:
         for task_id in self.status.tasks(name):
@@ -569,7 +604,7 @@ class Herder:
                 if running is None or running.instance is None or config is None:
                     return
                 try:
-                    new = self._generate_task_configs(running, config)
+                    new = self._generate_task_configs(running, self._resolve(config), config)
                 except Exception as e:  # noqa: BLE001
                     self.status.put_connector(name, "FAILED", trace_of(e), running.desc.version)
                     return

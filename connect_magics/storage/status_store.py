@@ -21,6 +21,7 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
+from connect_magics.security.redaction import redact
 from connect_magics.storage.config_store import dumps
 from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, text_key
 from connect_magics.storage.status_retry import METRICS_GROUP, RetryPolicy, StatusSender
@@ -229,7 +230,7 @@ class StatusStore:
 
     def put_connector(self, name: str, state: str, trace: str | None = None, version: str | None = None) -> None:
         """Set a connector's status (FAILED and UNASSIGNED only if :func:`can_write_safely`)."""
-        status = Status(state, trace, self.worker_id, self.generation, version)
+        status = Status(state, redact(trace) if trace else trace, self.worker_id, self.generation, version)
         with self._writing():
             if state in SAFE_STATES and not can_write_safely(self._connectors.get(name), status):
                 log.debug("Not overwriting the newer status of connector %s with %s", name, state)
@@ -242,7 +243,7 @@ class StatusStore:
         """Set a task's status (FAILED and UNASSIGNED only if :func:`can_write_safely`). ``hosted``: the worker
         writes it for an instance it hosts in another process (whose status store started later, with a
         newer generation), which ended without saying so: written over that instance's own status."""
-        status = Status(state, trace, self.worker_id, self.generation, version)
+        status = Status(state, redact(trace) if trace else trace, self.worker_id, self.generation, version)
         with self._writing():
             tasks = self._tasks.setdefault(connector, {})
             if state in SAFE_STATES and not hosted and not can_write_safely(tasks.get(task), status):

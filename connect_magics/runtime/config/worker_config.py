@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
 from connect_magics.runtime.config.client_settings import bootstrap_servers_error, client_setting_errors
+from connect_magics.runtime.config.config_transformer import PROVIDERS, ConfigTransformer
 from connect_magics.runtime.config.exactly_once import check_worker_setting
 from connect_magics.runtime.topics.creation import (
     PARTITIONS_MESSAGE,
@@ -56,7 +57,8 @@ TOPIC_KEYS = ("config.storage.topic", "offset.storage.topic", "status.storage.to
 _WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "value.converter", "header.converter",
                          "topic.", "task.", "connector.", "plugin.", "rest.", "listeners", "group.id",
                          "producer.", "consumer.", "admin.", "internal.", "worker.", "scheduled.",
-                         "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.", "leader.")
+                         "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.", "leader.",
+                         "config.providers")
 #: Client settings that apply to every client when set at the worker's top level.
 CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
                         "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms", "enable.sasl.",
@@ -71,9 +73,15 @@ class WorkerConfig(Mapping[str, str]):
         merged.update({"config.storage.topic": f"{group_id}-configs", "offset.storage.topic": f"{group_id}-offsets",
                        "status.storage.topic": f"{group_id}-status",
                        "task.control.storage.topic": f"{group_id}-task-control"})
-        merged.update({k: _to_str(v) for k, v in (props or {}).items()})
+        #: The properties as given (placeholders unresolved): what travels to task processes, which resolve them.
+        self.originals = {k: _to_str(v) for k, v in (props or {}).items()}
+        merged.update(self.originals)
         merged["bootstrap.servers"] = bootstrap_servers
         merged["group.id"] = group_id
+        #: ``config.providers`` (KIP-297): resolves the worker's placeholders now, connectors' when they start.
+        self.config_transformer = ConfigTransformer.from_worker_props(merged)
+        if self.config_transformer is not None:
+            merged = self.config_transformer.transform(merged, skip=(PROVIDERS,))
         self._props = merged
         self._check_cluster_settings()
         for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",

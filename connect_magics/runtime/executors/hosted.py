@@ -66,7 +66,8 @@ class HostedExecutor(Executor):
         for cls, *_ in registrations:
             _pickle_module_by_value(cls)
         wc = self.worker_config
-        props = {k: v for k, v in wc.items() if k not in ("bootstrap.servers", "group.id")}
+        # as given: secrets from config providers are resolved in the task's process, never pickled
+        props = {k: v for k, v in wc.originals.items() if k not in ("bootstrap.servers", "group.id")}
         return dumps(HostedTask(spec, wc["bootstrap.servers"], wc["group.id"], props, self.control_topic,
                                 registrations, self.hosted_worker_id))
 

@@ -70,9 +70,12 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
     in a notebook), by default what a new instance of the connector names.
     """
     config, wc = spec.connector_config, services.worker_config
+    task_config = spec.task_config
+    if wc.config_transformer is not None:  # config providers: resolved at every start, never stored
+        config, task_config = wc.config_transformer.transform(config), wc.config_transformer.transform(task_config)
     desc = connector_desc(services, config)
     # KIP-891: the task class comes from the installation of the connector version selected now.
-    task_cls = services.plugins.load_class(desc, spec.task_config.get("task.class", "")) \
+    task_cls = services.plugins.load_class(desc, task_config.get("task.class", "")) \
         or fallback_task_class or desc.cls().task_class()
     task = task_cls()
     version = _version(task)
@@ -84,7 +87,7 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
     producer_config = {"partitioner": "murmur2_random", **wc.client_config("producer"), "enable.idempotence": True,
                        "acks": "all", **client_overrides(config, "producer", policy)}
     common: dict[str, Any] = dict(
-        task_id=spec.task_id, task=task, task_config=spec.task_config, connector_config=config, services=services,
+        task_id=spec.task_id, task=task, task_config=task_config, connector_config=config, services=services,
         target_state=spec.target_state, key_converter=converters["key.converter"][1],
         value_converter=converters["value.converter"][1], header_converter=converters["header.converter"][1],
         chain=chain, version=version, producer_config=producer_config,
