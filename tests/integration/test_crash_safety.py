@@ -83,11 +83,14 @@ def test_sink_loses_nothing_when_killed(bootstrap: str, unique: str, tmp_path: P
     group, topic, out = f"crash-sink-{unique}", f"crash-sink-{unique}", tmp_path / "out.txt"
     create_topic(bootstrap, topic, 3)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
-    for i in range(TOTAL):
-        producer.produce(topic, str(i).encode())
-        if i % 10_000 == 0:
-            producer.poll(0)
-    assert producer.flush(60) == 0
+
+    def produce(numbers: range) -> None:
+        for i in numbers:
+            producer.produce(topic, str(i).encode())
+            if i % 10_000 == 0:
+                producer.poll(0)
+        assert producer.flush(60) == 0
+    produce(range(TOTAL // 2))  # the rest after the kill: the sink cannot have finished before it
     config = {"connector.class": "FileStreamSink", "file": str(out), "topics": topic,
               "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
 
@@ -100,6 +103,7 @@ def test_sink_loses_nothing_when_killed(bootstrap: str, unique: str, tmp_path: P
         os.kill(host.pid, signal.SIGKILL)
         host.wait(30)
     assert len(set(lines())) < TOTAL, "the sink finished before it was killed; the test proves nothing"
+    produce(range(TOTAL // 2, TOTAL))
     with ConnectRuntime(bootstrap, group, {"offset.flush.interval.ms": "200"}) as rt:
         assert rt.connectors() == ["file-sink"]
         wait_until(lambda: len(set(lines())) >= TOTAL, 240, message="every record in the file")
