@@ -58,8 +58,9 @@ def test_four_sink_tasks_in_four_processes_write_every_record_once(bootstrap, un
         wait_until(lambda: len(lines(out)) >= n, 120, message=f"{n} lines")
         pids = task_pids(rt, "sink", 4)
         assert len(set(pids)) == 4 and os.getpid() not in pids
-        tasks = rt.connector_status("sink")["tasks"]
-        assert [(t["state"], t["worker_id"]) for t in tasks] == [("RUNNING", rt.worker_config.worker_id)] * 4
+        wait_until(lambda: [(t["state"], t["worker_id"]) for t in rt.connector_status("sink")["tasks"]]
+                   == [("RUNNING", rt.worker_config.worker_id)] * 4, 60,
+                   message=lambda: f"four RUNNING statuses under the worker's id: {rt.connector_status('sink')}")
         metrics = rt.metrics()
         wait_until(lambda: sum(rt.metrics()[f"sink-task-metrics,connector=sink,task={i}"]
                                .get("sink-record-read-total", 0) for i in range(4)) == n, 60,

@@ -19,6 +19,8 @@ import logging
 import time
 from typing import Any
 
+from confluent_kafka import KafkaError, KafkaException
+
 from connect_magics.api.connector import SourceTaskContext, TransactionContext
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.config.exactly_once import TransactionBoundary
@@ -105,6 +107,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             raise
         except Exception as e:
             cause = broken_producer_error(e)
+            if cause is None and isinstance(e, SystemError):  # confluent-kafka's flush after a fatal error
+                cause = KafkaException(KafkaError(KafkaError._FATAL, f"the producer failed: {e}", fatal=True))
             if cause is None:
                 raise
             self.fence.abort(cause)  # raises TransactionLostError, or TaskFencedError
