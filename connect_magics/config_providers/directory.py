@@ -4,21 +4,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
-from connect_magics.api.config_provider import ConfigData, ConfigProvider
-from connect_magics.config_providers.paths import ALLOWED_PATHS, AllowedPaths
+from connect_magics.api.config_provider import ConfigData
+from connect_magics.config_providers.paths import PathConfigProvider
 
 
-class DirectoryConfigProvider(ConfigProvider):
+class DirectoryConfigProvider(PathConfigProvider):
     """Each regular file of a directory is a key, its content the value (Kafka's ``DirectoryConfigProvider``)."""
-
-    def __init__(self) -> None:
-        self.allowed = AllowedPaths(None)
-
-    def configure(self, configs: Mapping[str, str]) -> None:
-        self.allowed = AllowedPaths(configs.get(ALLOWED_PATHS))
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:

@@ -9,23 +9,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from jproperties import Properties
 
 from connect_magics.api.config import ConfigException
-from connect_magics.api.config_provider import ConfigData, ConfigProvider
-from connect_magics.config_providers.paths import ALLOWED_PATHS, AllowedPaths
+from connect_magics.api.config_provider import ConfigData
+from connect_magics.config_providers.paths import PathConfigProvider
 
 
-class FileConfigProvider(ConfigProvider):
+class FileConfigProvider(PathConfigProvider):
     """Values from Java properties files (Kafka's ``FileConfigProvider``); ``allowed.paths`` limits the files."""
-
-    def __init__(self) -> None:
-        self.allowed = AllowedPaths(None)
-
-    def configure(self, configs: Mapping[str, str]) -> None:
-        self.allowed = AllowedPaths(configs.get(ALLOWED_PATHS))
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:

@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
+from connect_magics.api.config_provider import ConfigProvider
 
 ALLOWED_PATHS = "allowed.paths"
 
@@ -28,3 +30,13 @@ class AllowedPaths:
         if self.roots and not any(normal == r or normal.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots):
             raise ConfigException(what, path, f"the path is not under {ALLOWED_PATHS} ({', '.join(self.roots)})")
         return normal
+
+
+class PathConfigProvider(ConfigProvider):
+    """A provider that reads files: ``allowed.paths`` (KIP-993) limits which."""
+
+    def __init__(self) -> None:
+        self.allowed = AllowedPaths(None)
+
+    def configure(self, configs: Mapping[str, str]) -> None:
+        self.allowed = AllowedPaths(configs.get(ALLOWED_PATHS))
