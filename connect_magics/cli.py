@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import signal
-import socket
 import sys
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from connect_magics.api.config import ConfigException
 from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
@@ -49,50 +52,77 @@ def load_properties(path: str) -> dict[str, str]:
     return {key: value.data for key, value in props.items()}
 
 
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+class WorkerStartError(Exception):
+    """A worker that cannot start, for a reason the message gives (the command exits with status 2)."""
 
 
-def _worker(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def running_worker(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
+    """``connect-magics worker``'s runtime and REST server, started from ``args`` and stopped on exit.
+
+    The REST listeners are Kafka Connect 4's ``listeners`` (else the deprecated ``rest.host.name`` /
+    ``rest.port``, else http://127.0.0.1:8083); ``--rest-host`` / ``--rest-port`` replace the first one's host
+    and port. They are bound, and their TLS settings loaded, before anything touches Kafka.
+    """
     from connect_magics import ConnectRuntime
-    from connect_magics.rest import RestAuth, RestAuthError, RestServer
-    from connect_magics.rest.auth import check_listener
+    from connect_magics.rest import BoundListeners, RestAuth, RestAuthError, RestServer
+    from connect_magics.runtime.config.worker_config import WorkerConfig
+    from connect_magics.runtime.config.worker_keys import (
+        ADVERTISED_PORT,
+        advertised_listener,
+        check_worker_keys,
+        rest_listeners,
+    )
 
     try:
         props = load_properties(args.config) if args.config else {}
     except OSError as e:
-        print(f"error: --config {args.config}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        raise WorkerStartError(f"--config {args.config}: {e.strerror or e}") from None
+    check_worker_keys(props)  # unknown and deprecated keys, logged once; unusable listener settings refused
     bootstrap = props.pop("bootstrap.servers", None)  # the options win over the file
     bootstrap = args.bootstrap_servers or bootstrap
     if not bootstrap:
-        print("error: --bootstrap-servers (or bootstrap.servers in --config) is required", file=sys.stderr)
-        return 2
+        raise WorkerStartError("--bootstrap-servers (or bootstrap.servers in --config) is required")
     group = props.pop("group.id", None)
     group = args.group_id or group or "connect-magics"
-    host = args.rest_host or props.get("rest.host.name") or "127.0.0.1"
+    listeners = rest_listeners(props)
+    if args.rest_port is not None and not 0 <= args.rest_port <= 65535:
+        raise WorkerStartError(f"--rest-port {args.rest_port}: must be between 0 and 65535 (0: a free one)")
+    if args.rest_host is not None or args.rest_port is not None:
+        first = listeners[0]
+        listeners[0] = dataclasses.replace(first, host=first.host if args.rest_host is None else args.rest_host,
+                                           port=first.port if args.rest_port is None else args.rest_port)
     try:  # unusable credentials, or a non-loopback listener without them: refused before starting anything
         auth = RestAuth.from_files(args.rest_credentials, args.rest_token_file) \
             if args.rest_credentials or args.rest_token_file else None
-        check_listener(host, auth)
+        # the worker's settings as the runtime will have them (config providers resolved) for the TLS settings
+        bound = BoundListeners(listeners, WorkerConfig(bootstrap, group, props), auth)
     except RestAuthError as e:
+        raise WorkerStartError(str(e)) from None
+    except OSError as e:  # a busy port
+        raise WorkerStartError(f"cannot listen on {e.filename}: {e.strerror}" if e.filename else str(e)) from None
+    try:
+        if ADVERTISED_PORT not in props:  # statuses name this worker by the port it listens on (port 0: a free one)
+            props[ADVERTISED_PORT] = str(advertised_listener(bound.listeners, props).port)
+        with ConnectRuntime(bootstrap, group, props, executor=args.executor) as rt, \
+                RestServer(rt, listeners=bound, auth=auth) as server:
+            yield rt, server
+    finally:
+        bound.close()
+
+
+def _worker(args: argparse.Namespace) -> int:
+    try:
+        with running_worker(args) as (rt, server):
+            stop = threading.Event()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: stop.set())
+            print(f"Kafka Connect REST API at {' and '.join(server.urls)} (group.id {rt.worker_config['group.id']}); "
+                  "stop with SIGTERM or Ctrl-C", flush=True)
+            stop.wait()
+    except WorkerStartError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    port = args.rest_port
-    if port is None:
-        try:
-            port = int(props.get("rest.port", 8083))
-        except ValueError:
-            raise ConfigException("rest.port", props["rest.port"], "Not a number of type INT") from None
-    props["rest.port"] = str(port or _free_port(host))  # statuses name this worker host:port
-    with ConnectRuntime(bootstrap, group, props, executor=args.executor) as rt, RestServer(rt, host, int(props["rest.port"]), auth) as server:
-        stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
-        print(f"Kafka Connect REST API at {server.url} (group.id {group}); stop with SIGTERM or Ctrl-C", flush=True)
-        stop.wait()
     return 0
 
 
@@ -117,10 +147,11 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--executor", choices=EXECUTORS, default="threads",
                    help="where tasks run: threads of the worker (default), a process per task (tasks then use "
                         "every core), or Spark jobs on a local SparkSession")
-    w.add_argument("--rest-port", type=int, help="REST port (default: rest.port of --config, else 8083; 0: a free one)")
+    w.add_argument("--rest-port", type=int, help="the REST listener's port (default: the first of listeners in "
+                                                 "--config, else 8083; 0: a free one)")
     w.add_argument("--config", help="a Kafka Connect worker properties file")
-    w.add_argument("--rest-host", help="REST listener address (default: rest.host.name of --config, else "
-                                       "127.0.0.1); any other than loopback requires authentication")
+    w.add_argument("--rest-host", help="the REST listener's address (default: the first of listeners in --config, "
+                                       "else 127.0.0.1); any other than loopback requires authentication")
     w.add_argument("--rest-credentials", metavar="FILE", help="HTTP basic users, one user=password per line")
     w.add_argument("--rest-token-file", metavar="FILE", help="a file holding a bearer token")
     w.set_defaults(func=_worker)

@@ -89,9 +89,11 @@ def is_loopback(host: str) -> bool:
             return False
 
 
-def check_listener(host: str, auth: RestAuth | None) -> None:
-    """Refuse to listen on anything but loopback without authentication."""
-    if auth is None and not is_loopback(host):
+def check_listener(host: str, auth: RestAuth | None, mutual_tls: bool = False) -> None:
+    """Refuse to listen on anything but loopback without authentication: credentials (``auth``) or client
+    certificates (an https listener with ``ssl.client.auth=required``, ``mutual_tls``)."""
+    if auth is None and not mutual_tls and not is_loopback(host):
         raise RestAuthError(f"Listening on {host} (not a loopback address) requires authentication: give a "
                             "credentials file or a token (connect-magics worker --rest-credentials FILE or "
-                            "--rest-token-file FILE), or listen on 127.0.0.1")
+                            "--rest-token-file FILE), or require client certificates on an https listener "
+                            "(listeners.https.ssl.client.auth=required), or listen on 127.0.0.1")

@@ -2,7 +2,8 @@
 
 Paths, status codes and error bodies follow Apache Kafka Connect's ``ConnectorsResource``,
 ``ConnectorPluginsResource`` and ``RootResource``: errors are ``{"error_code": N, "message": "..."}``.
-Tornado serves it on a background thread, so a notebook cell that starts it returns at once.
+Tornado serves it on a background thread, so a notebook cell that starts it returns at once, on one or more
+listeners: Kafka Connect 4's ``listeners`` (http and https, see :mod:`connect_magics.rest.listeners`).
 
 Example::
 
@@ -10,6 +11,8 @@ Example::
     >>> server.url                                     # doctest: +SKIP
     'http://127.0.0.1:40123'
     >>> server.stop()                                  # doctest: +SKIP
+    >>> RestServer(rt, listeners="http://127.0.0.1:0,https://127.0.0.1:0").start().urls  # doctest: +SKIP
+    ['http://127.0.0.1:40124', 'https://127.0.0.1:40125']
 """
 
 from __future__ import annotations
@@ -18,20 +21,26 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote
 
 import tornado.httpserver
-import tornado.netutil
 import tornado.web
 
 from connect_magics import __version__
 from connect_magics.api.config import Password
 from connect_magics.errors import BadRequestError, ConnectRestError
-from connect_magics.rest.auth import RestAuth, check_listener
+from connect_magics.rest.auth import RestAuth
+from connect_magics.rest.listeners import BoundListeners, listener_url
+from connect_magics.runtime.config.worker_keys import (
+    Listener,
+    advertised_url,
+    parse_listeners,
+    rest_listeners,
+)
 
 log = logging.getLogger(__name__)
 HIDDEN = Password.HIDDEN
@@ -313,23 +322,43 @@ class _NotFound(_Resource):
 
 
 class RestServer:
-    """Kafka Connect's REST API for ``runtime`` on ``host:port`` (0: a free port), served by Tornado on a
-    background thread; runtime calls run on a small thread pool.
+    """Kafka Connect's REST API for ``runtime``, served by Tornado on a background thread; runtime calls run on a
+    small thread pool.
+
+    Listens on ``host:port`` (0: a free port), or on ``listeners``: Kafka Connect's ``listeners`` value
+    (``"http://127.0.0.1:8083,https://:8443"``), a list of such URLs, or
+    :class:`~connect_magics.rest.listeners.BoundListeners` already bound. ``config`` holds the https
+    listeners' TLS settings (``listeners.https.ssl.*``, else ``ssl.*``) and ``rest.advertised.*``; it defaults
+    to the runtime's worker config. :meth:`from_worker_config` takes the listeners from there too.
 
     Every request must authenticate when ``auth`` is given; listening on anything but a loopback address
-    requires it (:class:`~connect_magics.rest.auth.RestAuthError` otherwise).
+    requires it, or client certificates on an https listener
+    (:class:`~connect_magics.rest.auth.RestAuthError` otherwise).
     """
 
     def __init__(self, runtime: Any, host: str = "127.0.0.1", port: int = 8083, auth: RestAuth | None = None,
-                 threads: int = 8) -> None:
-        check_listener(host, auth)
+                 threads: int = 8, *, listeners: str | Sequence[str] | BoundListeners | None = None,
+                 config: Mapping[str, str] | None = None) -> None:
+        self.config: Mapping[str, str] = config if config is not None else (getattr(runtime, "worker_config", None)
+                                                                            or {})
+        if isinstance(listeners, BoundListeners):
+            self.bound = listeners
+        else:
+            wanted = [Listener("http", host, port)] if listeners is None else parse_listeners(listeners)
+            self.bound = BoundListeners(wanted, self.config, auth)  # binds now: a busy port fails here
         self.api = ConnectRestApi(runtime)
         self.auth = auth
-        self.host = host
-        self._sockets = tornado.netutil.bind_sockets(port, host)  # binds now: a busy port fails here
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="connect-magics-rest")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_worker_config(cls, runtime: Any, auth: RestAuth | None = None, threads: int = 8) -> RestServer:
+        """A server on the listeners of the runtime's worker config: ``listeners``, else the deprecated
+        ``rest.host.name`` / ``rest.port``, else ``http://127.0.0.1:8083``."""
+        config = runtime.worker_config
+        return cls(runtime, auth=auth, threads=threads, listeners=BoundListeners(rest_listeners(config), config, auth),
+                   config=config)
 
     def _application(self) -> tornado.web.Application:
         by_path: dict[str, dict[str, Handler]] = {}
@@ -340,12 +369,32 @@ class RestServer:
             default_handler_class=_NotFound, default_handler_args={"server": self})
 
     @property
+    def listeners(self) -> list[Listener]:
+        """The listeners, with the ports they are bound to."""
+        return self.bound.listeners
+
+    @property
+    def host(self) -> str:
+        return self.listeners[0].host
+
+    @property
     def port(self) -> int:
-        return self._sockets[0].getsockname()[1]
+        """The first listener's port."""
+        return self.listeners[0].port
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        """The first listener's URL (every interface shown as 0.0.0.0)."""
+        return self.urls[0]
+
+    @property
+    def urls(self) -> list[str]:
+        return [listener_url(listener) for listener in self.listeners]
+
+    @property
+    def advertised_url(self) -> str:
+        """The URL that names this worker, as Kafka's ``RestServer.advertisedUrl`` (``rest.advertised.*``)."""
+        return advertised_url(self.config, self.listeners)
 
     def start(self) -> RestServer:
         ready = threading.Event()
@@ -353,14 +402,22 @@ class RestServer:
         def serve() -> None:
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
-            http = tornado.httpserver.HTTPServer(self._application())
-            http.add_sockets(self._sockets)
+            application = self._application()
+            servers = []
+            for scheme, ssl_options in (("http", None), ("https", self.bound.ssl_context)):
+                sockets = [sock for listener, socks in self.bound.sockets if listener.scheme == scheme
+                           for sock in socks]
+                if sockets:
+                    server = tornado.httpserver.HTTPServer(application, ssl_options=ssl_options)
+                    server.add_sockets(sockets)
+                    servers.append(server)
             ready.set()
             try:
                 self._loop.run_forever()
             finally:
-                http.stop()
-                self._loop.run_until_complete(http.close_all_connections())
+                for server in servers:
+                    server.stop()
+                    self._loop.run_until_complete(server.close_all_connections())
                 self._loop.close()
 
         self._thread = threading.Thread(target=serve, name="connect-magics-rest", daemon=True)
@@ -372,8 +429,7 @@ class RestServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
-        for sock in self._sockets:
-            sock.close()
+        self.bound.close()
         self.executor.shutdown(wait=False)
 
     def __enter__(self) -> RestServer:

@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient
 from connect_magics.errors import BadRequestError, ConflictError
 from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.config.worker_keys import check_worker_keys
 from connect_magics.runtime.executors import EXECUTORS
 from connect_magics.runtime.executors.base import Executor
 from connect_magics.runtime.executors.threads import ThreadExecutor
@@ -82,6 +83,7 @@ class ConnectRuntime:
                  worker_config: Mapping[str, Any] | None = None, spark: Any = None,
                  executor: str | Executor = "threads", plugins: Plugins | None = None) -> None:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
+        check_worker_keys(self.worker_config)
         self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))

@@ -38,7 +38,7 @@ REFUSED = {
     "ssl.engine.factory.class": "librdkafka uses OpenSSL: give the stores (ssl.truststore.*, ssl.keystore.*)",
 }
 #: Java tuning knobs with no librdkafka equivalent and no bearing on who may connect: dropped (logged once).
-IGNORED_PREFIXES = ("ssl.protocol", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+IGNORED_PREFIXES = ("ssl.client.auth", "ssl.protocol", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
                     "ssl.secure.random.implementation", "ssl.provider", "sasl.login.refresh.",
                     "sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms", "sasl.login.retry.backoff.",
                     "sasl.kerberos.ticket.renew.", "sasl.oauthbearer.scope.claim.name",

@@ -168,10 +168,11 @@ class WorkerConfig(Mapping[str, str]):
 
     @property
     def worker_id(self) -> str:
-        """How statuses name this worker: the REST host and port, as Kafka Connect's ``worker_id``."""
-        host = self._props.get("rest.advertised.host.name") or socket.gethostname()
-        port = self._props.get("rest.advertised.port") or self._props.get("rest.port") or "8083"
-        return f"{host}:{port}"
+        """How statuses name this worker: its advertised REST host and port, as Kafka Connect's ``worker_id``
+        (``rest.advertised.host.name`` / ``.port`` / ``.listener``, else the listener's; see docs/rest.md)."""
+        from connect_magics.runtime.config.worker_keys import advertised_host_port
+
+        return advertised_host_port(self._props, machine=socket.gethostname())
 
 
 def _to_str(value: object) -> str:
