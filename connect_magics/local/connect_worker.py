@@ -10,11 +10,20 @@ b'[]'
 
 A data directory holds ``worker.properties``, ``log4j2.properties``, ``worker.log`` (the Java log)
 and ``worker.out`` (its stdout and stderr).
+
+A worker.properties file of a deployment runs as it is written with :meth:`JavaConnectWorker.from_file`:
+its security settings (top level for the internal topics' clients, ``producer.``/``consumer.``/``admin.``
+for the tasks' ones), config providers and REST ``listeners`` included; nothing is added to it.
+
+>>> with JavaConnectWorker.from_file("/etc/kafka/connect-distributed.properties") as worker:  # doctest: +SKIP
+...     worker.url
+'http://127.0.0.1:8083'
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 import time
@@ -33,6 +42,34 @@ MAIN_CLASS = "org.apache.kafka.connect.cli.ConnectDistributed"
 
 class ConnectWorkerError(RuntimeError):
     """The Java worker could not be started; the message has the tail of its log."""
+
+
+#: The first ``http://`` listener of Kafka Connect's ``listeners``: its host (may be empty) and port.
+_HTTP_LISTENER = re.compile(r"^\s*http://(\[[^\]]*\]|[^:/,\s]*):(\d+)\s*$", re.IGNORECASE)
+
+
+def read_worker_properties(path: str | Path) -> dict[str, str]:
+    """A Java ``.properties`` file's keys and values (comments, escapes and continued lines as Java reads them)."""
+    from jproperties import Properties
+
+    props = Properties()
+    with open(path, "rb") as f:
+        props.load(f, "utf-8")
+    return {key: value.data for key, value in props.items()}
+
+
+def _rest_address(props: Mapping[str, str], path: str | Path) -> tuple[str, int]:
+    """The host (``HOST`` for a wildcard or empty one) and port of the worker's first ``http://`` listener
+    (``listeners``, else the removed ``rest.host.name`` / ``rest.port`` that Kafka Connect 3 knew)."""
+    for listener in props.get("listeners", "").split(","):
+        if match := _HTTP_LISTENER.match(listener):
+            host = match.group(1).strip("[]")
+            return (HOST if host in ("", "0.0.0.0", "::", "localhost") else host), int(match.group(2))
+    if "listeners" not in props and "rest.port" in props:
+        host = props.get("rest.host.name", "")
+        return (HOST if host in ("", "0.0.0.0", "::", "localhost") else host), int(props["rest.port"])
+    raise ValueError(f"{path}: no http:// listener with a port in listeners={props.get('listeners', '')!r}; "
+                     "the harness talks to the worker over plain HTTP")
 
 
 def distributed_worker_properties(bootstrap_servers: str, group_id: str, port: int) -> dict[str, str]:
@@ -65,6 +102,7 @@ class JavaConnectWorker:
 
     ``worker_properties`` override or extend :func:`distributed_worker_properties`. ``port``
     defaults to a free one. The worker is stopped by :meth:`stop` or on leaving a ``with`` block.
+    :meth:`from_file` runs a worker.properties file unchanged instead.
     """
 
     def __init__(self, bootstrap_servers: str, group_id: str = "java-connect",
@@ -82,10 +120,35 @@ class JavaConnectWorker:
         self.properties = {**distributed_worker_properties(bootstrap_servers, group_id, self.port),
                            **(worker_properties or {})}
         self._proc: subprocess.Popen | None = None
+        self.host = HOST
+        #: A worker.properties the worker runs as written (:meth:`from_file`); None: made from ``properties``.
+        self.properties_file: Path | None = None
+
+    @classmethod
+    def from_file(cls, properties_file: str | Path, data_dir: str | Path | None = None, **kwargs: object,
+                  ) -> JavaConnectWorker:
+        """A worker that runs ``properties_file`` (a distributed worker's properties, as a deployment has them)
+        unchanged: nothing is added or overridden. The harness reaches the REST API through the file's first
+        ``http://`` listener (``listeners``, else ``rest.host.name`` / ``rest.port``); :attr:`properties` are
+        the file's, as read. ``kwargs``: ``kafka_version``, ``heap``, ``java``, ``progress``.
+
+        >>> JavaConnectWorker.from_file(tmp / "worker.properties").start()  # doctest: +SKIP
+        """
+        path = Path(properties_file)
+        props = read_worker_properties(path)
+        missing = [key for key in ("bootstrap.servers", "group.id") if not props.get(key, "").strip()]
+        if missing:
+            raise ValueError(f"{path}: {' and '.join(missing)} missing: a distributed worker needs them")
+        host, port = _rest_address(props, path)
+        worker = cls(props["bootstrap.servers"], props["group.id"], data_dir, port=port, **kwargs)  # type: ignore[arg-type]
+        worker.properties = props
+        worker.properties_file = path.resolve()
+        worker.host = host
+        return worker
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def log_file(self) -> Path:
@@ -97,10 +160,16 @@ class JavaConnectWorker:
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def worker_properties_path(self) -> Path:
+        """The worker.properties the worker runs: :attr:`properties_file`, else ``<data_dir>/worker.properties``."""
+        return self.properties_file or self.data_dir / "worker.properties"
+
     def _write_configs(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.data_dir / "worker.properties").write_text(
-            "".join(f"{k}={v}\n" for k, v in self.properties.items()))
+        if self.properties_file is None:
+            (self.data_dir / "worker.properties").write_text(
+                "".join(f"{k}={v}\n" for k, v in self.properties.items()))
         (self.data_dir / "log4j2.properties").write_text(
             "appender.file.type = File\nappender.file.name = FILE\n"
             f"appender.file.fileName = {self.log_file}\nappender.file.append = true\n"
@@ -117,7 +186,7 @@ class JavaConnectWorker:
         classpath = connect_classpath(self.kafka_version, java.executable, self.progress)
         self._write_configs()
         cmd = java_command(java.executable, self.heap, self.data_dir / "log4j2.properties", classpath,
-                           MAIN_CLASS, str(self.data_dir / "worker.properties"))
+                           MAIN_CLASS, str(self.worker_properties_path))
         with open(self.data_dir / "worker.out", "ab") as out:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
