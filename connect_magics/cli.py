@@ -42,16 +42,6 @@ def _broker(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_properties(path: str) -> dict[str, str]:
-    """A Java properties file (a Kafka Connect ``worker.properties``) as a dict."""
-    from jproperties import Properties
-
-    props = Properties()
-    with open(path, "rb") as f:
-        props.load(f, "utf-8")
-    return {key: value.data for key, value in props.items()}
-
-
 class WorkerStartError(Exception):
     """A worker that cannot start, for a reason the message gives (the command exits with status 2)."""
 
@@ -75,6 +65,8 @@ def running_worker(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     )
 
     try:
+        from connect_magics.runtime.config.properties import load_properties
+
         props = load_properties(args.config) if args.config else {}
     except OSError as e:
         raise WorkerStartError(f"--config {args.config}: {e.strerror or e}") from None

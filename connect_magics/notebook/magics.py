@@ -102,6 +102,15 @@ class ConnectMagics(Magics):
             return result.toPandas()
         return result if isinstance(result, (pd.DataFrame, W.Widget)) else None
 
+    @staticmethod
+    def _worker_file(path: str) -> dict[str, str]:
+        from connect_magics.runtime.config.properties import load_properties
+
+        try:
+            return load_properties(path)
+        except OSError as e:
+            raise UsageError(f"--config {path}: {e.strerror or e}") from None
+
     def _rt(self) -> Any:
         if self.runtime is None:
             raise UsageError("No Connect runtime in this kernel: run %connect start first")
@@ -115,10 +124,11 @@ class ConnectMagics(Magics):
             raise UsageError("A Connect runtime is already running in this kernel: %connect close it first")
         if args.remote:
             return self._start_remote(args)
-        group = args.group_id or self.group_id
+        props = self._worker_file(args.config) if args.config else {}
+        group = args.group_id or props.pop("group.id", None) or self.group_id
         if not group.strip():
             raise UsageError("group_id must not be blank: pass --group-id or %config ConnectMagics.group_id")
-        servers = args.bootstrap_servers or self.bootstrap_servers
+        servers = args.bootstrap_servers or props.pop("bootstrap.servers", None) or self.bootstrap_servers
         if args.embedded and args.bootstrap_servers:
             raise UsageError("--embedded and --bootstrap-servers exclude each other: the embedded broker "
                              "chooses its own address")
@@ -134,7 +144,7 @@ class ConnectMagics(Magics):
                              "%config ConnectMagics.bootstrap_servers = 'HOST:PORT', or use --embedded")
         try:
             executor = "spark" if args.spark else self.executor
-            self.runtime = ConnectRuntime(servers, group, {**self.notebook_defaults, **self.worker_config},
+            self.runtime = ConnectRuntime(servers, group, {**self.notebook_defaults, **self.worker_config, **props},
                                           executor=executor)
         except BaseException:
             if broker is not None:

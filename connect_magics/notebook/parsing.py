@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--bootstrap-servers", metavar="B", help="Kafka bootstrap servers (default: "
                    "ConnectMagics.bootstrap_servers)")
     s.add_argument("--group-id", metavar="G", help="worker group id (default: ConnectMagics.group_id)")
+    s.add_argument("--config", metavar="FILE", help="a Kafka Connect worker.properties file (its bootstrap.servers "
+                   "and group.id apply unless given; its settings over ConnectMagics.worker_config)")
     s.add_argument("--embedded", action="store_true", help="start an embedded Apache Kafka broker and use it")
     s.add_argument("--spark", action="store_true", help="run tasks as Spark jobs on the active SparkSession's "
                    "executors (default: ConnectMagics.executor)")

@@ -278,6 +278,27 @@ def test_start_uses_the_notebook_defaults_unless_the_worker_config_sets_them(she
     assert shell.user_ns["rt"].worker_config.int("offset.flush.interval.ms") == 60000
 
 
+def test_start_takes_a_worker_properties_file(shell: InteractiveShell, bootstrap: str, unique: str,
+                                             tmp_path: Path) -> None:
+    """%connect start --config: a Kafka Connect worker.properties as written, placeholders of its config providers
+    resolved; a missing file is a UsageError naming it."""
+    (tmp_path / "secrets.properties").write_text("interval=1234\n")
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"bootstrap.servers={bootstrap}\ngroup.id=file-{unique}\n"
+                      "config.providers=file\n"
+                      "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+                      f"offset.flush.interval.ms=${{file:{tmp_path}/secrets.properties:interval}}\n")
+    shell.run_line_magic("config", "ConnectMagics.bootstrap_servers = ''")
+    shell.run_line_magic("connect", f"start --config {worker} -o rt")
+    rt = shell.user_ns["rt"]
+    assert (rt.worker_config["group.id"], rt.worker_config["bootstrap.servers"]) == (f"file-{unique}", bootstrap)
+    assert rt.worker_config.int("offset.flush.interval.ms") == 1234
+    shell.run_line_magic("connect", "close")
+    with pytest.raises(UsageError, match="--config /no/such/worker.properties"):
+        shell.run_line_magic("connect", "start --config /no/such/worker.properties")
+    assert magics(shell).runtime is None
+
+
 def test_empty_offsets_say_when_the_next_commit_is_due(shell: InteractiveShell, unique: str,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     shell.run_line_magic("config", "ConnectMagics.worker_config = {'offset.flush.interval.ms': '600000'}")
