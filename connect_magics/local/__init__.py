@@ -1,8 +1,10 @@
-"""The embedded Apache Kafka broker used by the quickstart and the tests."""
+"""The embedded Apache Kafka broker used by the quickstart and the tests (and, for fault tests, a small
+multi-broker cluster and fault injection: :mod:`connect_magics.local.cluster`, :mod:`connect_magics.local.faults`)."""
 
 from connect_magics.local.broker import BrokerError, EmbeddedBroker, default_data_dir
+from connect_magics.local.cluster import EmbeddedCluster
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, KafkaDownloadError, kafka_classpath
 from connect_magics.local.java import JavaNotFoundError, find_java
 
-__all__ = ["BrokerError", "DEFAULT_KAFKA_VERSION", "EmbeddedBroker", "JavaNotFoundError", "KafkaDownloadError",
-           "default_data_dir", "find_java", "kafka_classpath"]
+__all__ = ["BrokerError", "DEFAULT_KAFKA_VERSION", "EmbeddedBroker", "EmbeddedCluster", "JavaNotFoundError",
+           "KafkaDownloadError", "default_data_dir", "find_java", "kafka_classpath"]

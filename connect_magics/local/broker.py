@@ -10,6 +10,11 @@ A data directory holds everything: ``kafka-logs/`` (the data), ``server.properti
 ``log4j2.properties``, ``broker.log`` and ``broker.json`` (pid and ports of a running broker, so
 that ``connect-magics broker stop`` can find it). Restarting on the same directory keeps the data
 and the ports.
+
+Faults for tests (:mod:`connect_magics.local.faults`, :mod:`connect_magics.local.cluster`): :meth:`EmbeddedBroker.kill`
+(SIGKILL), :meth:`~EmbeddedBroker.pause` / :meth:`~EmbeddedBroker.resume` (SIGSTOP / SIGCONT) and slow fsync
+(``EmbeddedBroker(slow_fsync_ms=0)``, then :meth:`~EmbeddedBroker.set_fsync_delay` or
+:meth:`~EmbeddedBroker.slow_fsync`).
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, cache_dir, kafka_classpath
 from connect_magics.local.java import find_java, java_command
+
+FSYNC_DELAY_FILE = "fsync-delay-ms"  # in a broker's data directory: the slow-fsync shim's delay
 
 HOST = "127.0.0.1"
 DEFAULT_HEAP = "768m"
@@ -112,12 +120,21 @@ class EmbeddedBroker:
     free one. ``server_properties`` override or extend the generated ``server.properties``.
     A broker started by this process is stopped when the process exits unless ``detach=True``
     is given to :meth:`start`.
+
+    ``slow_fsync_ms`` (0 or more) loads the slow-fsync shim (:mod:`connect_magics.local.faults`, needs ``cc``)
+    and sets ``log.flush.interval.messages=1``, so that every append fsyncs; each fsync of a data log then
+    waits the delay, which :meth:`set_fsync_delay` changes while the broker runs.
+
+    ``node_id``, ``roles`` (``process.roles``), ``quorum_voters`` (``controller.quorum.voters``, default:
+    this node alone) and ``cluster_id`` make the node one of several (:class:`~connect_magics.local.cluster.EmbeddedCluster`).
     """
 
     def __init__(self, data_dir: str | os.PathLike | None = None, port: int | None = None,
                  kafka_version: str = DEFAULT_KAFKA_VERSION, heap: str = DEFAULT_HEAP,
                  java: str | None = None, server_properties: Mapping[str, str] | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, slow_fsync_ms: int | None = None,
+                 node_id: int = 1, roles: str = "broker,controller", quorum_voters: str | None = None,
+                 cluster_id: str | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="connect-magics-broker-"))
         if not data_dir:
             _TEMPORARY_DIRS.add(self.data_dir)
@@ -126,6 +143,12 @@ class EmbeddedBroker:
         self._java = java
         self.server_properties = dict(server_properties or {})
         self.progress = progress
+        self.slow_fsync_ms = slow_fsync_ms
+        self.node_id = node_id
+        self.roles = roles
+        self.quorum_voters = quorum_voters
+        self.cluster_id = cluster_id
+        self._paused = False
         state = self._read_state()
         self.port = port or state.get("port") or free_port()
         self.controller_port = state.get("controller_port") or free_port()
@@ -159,17 +182,27 @@ class EmbeddedBroker:
         pid = self._read_state().get("pid")
         return bool(pid) and _pid_alive(pid)
 
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles
+
     def _write_configs(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        listeners = ([f"PLAINTEXT://{HOST}:{self.port}"] if self.is_broker else []) + (
+            [f"CONTROLLER://{HOST}:{self.controller_port}"] if self.is_controller else [])
         props = {
-            "process.roles": "broker,controller",
-            "node.id": "1",
-            "listeners": f"PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{HOST}:{self.port}",
+            "process.roles": self.roles,
+            "node.id": str(self.node_id),
+            "listeners": ",".join(listeners),
+            **({"advertised.listeners": f"PLAINTEXT://{HOST}:{self.port}",
+                "inter.broker.listener.name": "PLAINTEXT"} if self.is_broker else {}),
             "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "controller.quorum.voters": f"1@{HOST}:{self.controller_port}",
+            "controller.quorum.voters": self.quorum_voters or f"{self.node_id}@{HOST}:{self.controller_port}",
             "log.dirs": str(self.data_dir / "kafka-logs"),
             "num.partitions": "1",
             "offsets.topic.replication.factor": "1",
@@ -180,7 +213,7 @@ class EmbeddedBroker:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
-            "log.flush.interval.messages": "9223372036854775807",
+            "log.flush.interval.messages": "1" if self.slow_fsync_ms is not None else "9223372036854775807",
             "controlled.shutdown.enable": "true",
         }
         props.update(self.server_properties)
@@ -200,7 +233,7 @@ class EmbeddedBroker:
     def _format(self, java: str, classpath: str) -> None:
         if (self.data_dir / "kafka-logs" / "meta.properties").exists():
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = self.cluster_id or new_cluster_id()
         out = subprocess.run(
             self._java_cmd(java, classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
                            "-c", str(self.data_dir / "server.properties"), "--ignore-formatted"),
@@ -213,7 +246,9 @@ class EmbeddedBroker:
         """Start the broker and return once it answers a metadata request."""
         if self.is_running():
             return self
-        for port, what in ((self.port, "broker"), (self.controller_port, "controller")):
+        ports = [(self.port, "broker")] if self.is_broker else []
+        ports += [(self.controller_port, "controller")] if self.is_controller else []
+        for port, what in ports:
             if port_in_use(port):
                 raise BrokerError(f"Port {port} on {HOST} (the {what} port) is already in use. Choose another "
                                   "port (--port), or stop whatever listens there.")
@@ -221,10 +256,17 @@ class EmbeddedBroker:
         classpath = kafka_classpath(self.kafka_version, java.executable, self.progress)
         self._write_configs()
         self._format(java.executable, classpath)
+        env = None
+        if self.slow_fsync_ms is not None:
+            from connect_magics.local.faults import shim_environment, write_delay
+
+            write_delay(self._fsync_delay_file, self.slow_fsync_ms)  # the delay set last, as a restart keeps it
+            env = {**os.environ, **shim_environment(self._fsync_delay_file)}
         with open(self.data_dir / "broker.out", "ab") as out:
             self._proc = subprocess.Popen(
                 self._java_cmd(java.executable, classpath, "kafka.Kafka", str(self.data_dir / "server.properties")),
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        self._paused = False
         self._state_file.write_text(json.dumps({"pid": self._proc.pid, "port": self.port,
                                                 "controller_port": self.controller_port}))
         if not detach:
@@ -239,6 +281,9 @@ class EmbeddedBroker:
     def _wait_ready(self, timeout: float) -> None:
         from confluent_kafka.admin import AdminClient
 
+        if not self.is_broker:  # a controller alone answers no metadata request: its port is enough
+            self._wait_listening(timeout)
+            return
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "log_level": 0,
                              "logger": _SILENT})
         deadline = time.monotonic() + timeout
@@ -255,6 +300,20 @@ class EmbeddedBroker:
         raise BrokerError(f"The Kafka broker did not answer within {timeout:.0f} s. Tail of its log "
                           f"({self.log_file}):\n{self.log_tail()}")
 
+    def _wait_listening(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise BrokerError(f"The Kafka controller exited with code {self._proc.returncode} while starting. "
+                                  f"Tail of its log ({self.log_file}):\n{self.log_tail()}")
+            try:
+                socket.create_connection((HOST, self.controller_port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise BrokerError(f"The Kafka controller did not listen within {timeout:.0f} s. Tail of its log "
+                          f"({self.log_file}):\n{self.log_tail()}")
+
     def stop(self, timeout: float = 30.0) -> None:
         """Stop gracefully (SIGTERM, a controlled shutdown), then forcibly after ``timeout`` seconds."""
         _RUNNING.discard(self)
@@ -262,6 +321,8 @@ class EmbeddedBroker:
         if pid and _pid_alive(pid):
             try:
                 os.kill(pid, signal.SIGTERM)
+                if self._paused:  # a stopped process handles SIGTERM once continued
+                    os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
             deadline = time.monotonic() + timeout
@@ -278,6 +339,7 @@ class EmbeddedBroker:
                 if self._proc is not None:
                     self._proc.wait(timeout=10)
         self._proc = None
+        self._paused = False
         state = self._read_state()
         state.pop("pid", None)
         if self.data_dir.exists():
@@ -289,6 +351,53 @@ class EmbeddedBroker:
             self._proc.kill()
             self._proc.wait(timeout=10)
         self.stop(timeout=0)
+
+    # -- faults ----------------------------------------------------------------------------
+    def _signal(self, sig: signal.Signals) -> None:
+        pid = self._proc.pid if self._proc is not None else self._read_state().get("pid")
+        if not (pid and _pid_alive(pid)):
+            raise BrokerError(f"The Kafka broker in {self.data_dir} is not running.")
+        os.killpg(pid, sig)  # started with start_new_session: its process group is its own
+
+    def pause(self) -> None:
+        """Freeze the broker's JVM (SIGSTOP): its sockets stay open but nothing answers, as in a long GC pause
+        or a hung host. :meth:`resume` continues it; :meth:`stop` and :meth:`kill` work on a paused broker."""
+        self._signal(signal.SIGSTOP)
+        self._paused = True
+
+    def resume(self) -> None:
+        """Continue a paused broker (SIGCONT)."""
+        self._signal(signal.SIGCONT)
+        self._paused = False
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def _fsync_delay_file(self) -> Path:
+        return self.data_dir / FSYNC_DELAY_FILE
+
+    def set_fsync_delay(self, delay_ms: int) -> None:
+        """Make every fsync of the broker's data logs wait ``delay_ms`` (0: full speed), at once. Needs a broker
+        created with ``slow_fsync_ms`` (the shim is loaded when the JVM starts)."""
+        if self.slow_fsync_ms is None:
+            raise BrokerError("Slow fsync needs the shim loaded at start: create the broker with "
+                              "EmbeddedBroker(..., slow_fsync_ms=0) and start it again.")
+        from connect_magics.local.faults import write_delay
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        write_delay(self._fsync_delay_file, delay_ms)
+        self.slow_fsync_ms = max(0, int(delay_ms))
+
+    @contextmanager
+    def slow_fsync(self, delay_ms: int) -> Iterator[EmbeddedBroker]:
+        """``with broker.slow_fsync(3000): ...``: fsyncs wait ``delay_ms`` inside the block, none after it."""
+        self.set_fsync_delay(delay_ms)
+        try:
+            yield self
+        finally:
+            self.set_fsync_delay(0)
 
     def restart(self, timeout: float = 90.0) -> EmbeddedBroker:
         self.stop()
@@ -303,6 +412,11 @@ class EmbeddedBroker:
     def __repr__(self) -> str:
         state = "running" if self.is_running() else "stopped"
         return f"EmbeddedBroker({self.bootstrap_servers}, {state}, data_dir={str(self.data_dir)!r})"
+
+
+def new_cluster_id() -> str:
+    """A random KRaft cluster id (22 characters of URL-safe base64)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 class _SilentLogger:

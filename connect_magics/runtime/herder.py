@@ -45,6 +45,7 @@ from connect_magics.runtime.worker.offset_stores import connector_store_spec, st
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
 from connect_magics.runtime.worker.task_runner import TaskId, TaskServices
+from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -79,7 +80,8 @@ class RunningConnector:
 
 
 def trace_of(e: BaseException) -> str:
-    return "".join(traceback.format_exception(e))
+    """A status trace; a missing ACL's message comes first (storage/authorization.py)."""
+    return first_line_trace(e, lambda err: "".join(traceback.format_exception(err)))
 
 
 class Herder:

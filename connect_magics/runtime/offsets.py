@@ -44,6 +44,7 @@ from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES, Wo
 from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundError
 from connect_magics.runtime.worker.offset_stores import OFFSETS_TOPIC_CONFIG, REQUEST_TIMEOUT_S
 from connect_magics.runtime.worker.sink_runner import sink_group_id
+from connect_magics.storage.authorization import raise_access
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.group_offsets import (
     GroupOffsetsError,
@@ -132,6 +133,8 @@ def offsets_view(herder: Herder, name: str) -> tuple[dict[str, list[dict[str, An
         try:
             found = list_group_offsets(_sink_admin_config(config, herder.wc), group, REQUEST_TIMEOUT_S)
         except GroupOffsetsError as e:
+            _raise_group_access(e, _sink_admin_config(config, herder.wc), "DESCRIBE", group, config,
+                                f"Failed to retrieve consumer group offsets for sink connector {name}")
             raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
         return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
                              "offset": {KAFKA_OFFSET_KEY: o}} for (t, p), o in sorted(found.items())]}, True
@@ -367,6 +370,15 @@ def _sink_admin_config(config: Mapping[str, str], wc: WorkerConfig) -> dict[str,
     return out
 
 
+def _raise_group_access(error: GroupOffsetsError, admin_config: Mapping[str, Any], operation: str, group: str,
+                        config: Mapping[str, str], context: str, topics: list[str] | None = None) -> None:
+    """Raise a group request's authorization failure naming the principal, the operation and the group (or the
+    topic: the request also needs READ on the sink's topics)."""
+    topic = ", ".join(topics) if topics else (config.get("topics") or config.get("topics.regex") or "")
+    raise_access(KafkaError(error.code, str(error)), admin_config, context, group=(operation, group),
+                 topic=("READ" if operation != "DESCRIBE" else "DESCRIBE", topic))
+
+
 def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc,
                 offsets: dict[tuple[str, int], int | None]) -> dict[str, str]:
     group = sink_group_id(name, config)
@@ -376,8 +388,10 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
         admin = AdminClient({**admin_config, "logger": client_logger("admin")})
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
+    operation = "READ"  # OffsetCommit needs READ on the group, OffsetDelete DELETE; both READ on the topics
     try:
         alter_group_offsets(admin, group, {tp: o for tp, o in offsets.items() if o is not None}, REQUEST_TIMEOUT_S)
+        operation = "DELETE"
         try:
             delete_group_offsets(admin_config, group, [tp for tp, o in offsets.items() if o is None],
                                  REQUEST_TIMEOUT_S)
@@ -387,6 +401,8 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     except GroupOffsetsError as e:
         if e.code in (KafkaError.UNKNOWN_MEMBER_ID, KafkaError.GROUP_SUBSCRIBED_TO_TOPIC):
             raise ConnectRestError(ZOMBIES.format(verb="alter", c=name)) from e
+        _raise_group_access(e, admin_config, operation, group, config,
+                            f"Failed to alter consumer group offsets for connector {name}", sorted({t for t, _ in offsets}))
         raise ConnectRestError(f"Failed to alter consumer group offsets for connector {name}") from e
     return {"message": success_message(hook_result, reset=False)}
 
@@ -401,6 +417,8 @@ def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     try:
         known = list_group_offsets(admin_config, group, REQUEST_TIMEOUT_S)
     except GroupOffsetsError as e:
+        _raise_group_access(e, admin_config, "DESCRIBE", group, config,
+                            f"Failed to list offsets prior to resetting offsets for sink connector {name}")
         raise ConnectRestError(f"Failed to list offsets prior to resetting offsets for sink connector {name}") \
             from e
     try:
@@ -412,6 +430,8 @@ def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     except GroupOffsetsError as e:
         if e.code == KafkaError.NON_EMPTY_GROUP:
             raise ConnectRestError(ZOMBIES.format(verb="reset", c=name)) from e
+        _raise_group_access(e, admin_config, "DELETE", group, config,
+                            f"Failed to reset consumer group offsets for sink connector {name}")
         raise ConnectRestError(f"Failed to reset consumer group offsets for sink connector {name}") from e
     return {"message": success_message(hook_result, reset=True)}
 

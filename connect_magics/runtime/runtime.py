@@ -19,16 +19,23 @@ from confluent_kafka.admin import AdminClient
 
 from connect_magics.errors import BadRequestError, ConflictError
 from connect_magics.runtime.config.connector_config import check_worker_converters
-from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.config.worker_config import TOPIC_KEYS, WorkerConfig
 from connect_magics.runtime.config.worker_keys import check_worker_keys
 from connect_magics.runtime.executors import EXECUTORS
 from connect_magics.runtime.executors.base import Executor
 from connect_magics.runtime.executors.threads import ThreadExecutor
 from connect_magics.runtime.group.forwarding import RequestChannel
-from connect_magics.runtime.group.membership import GroupMembership, Role
+from connect_magics.runtime.group.membership import GroupMembership, Role, membership_group
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
 from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.storage.authorization import (
+    KafkaAuthorizationError,
+    check_connection,
+    check_group_operations,
+    check_topic_operations,
+    principal,
+)
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
@@ -92,18 +99,20 @@ class ConnectRuntime:
             raise ValueError(f"Invalid value {executor} for executor: must be one of {', '.join(EXECUTORS)} "
                              "or an Executor")
         wc = self.worker_config
-        client = wc.client_config()
-        self.admin = AdminClient({**wc.client_config("admin"), "logger": client_logger("admin")})
+        client, admin_config = wc.client_config(), wc.client_config("admin")
+        check_connection(admin_config, logger=client_logger("admin"))  # a refused login fails now, not in 30 s
+        self.admin = AdminClient({**admin_config, "logger": client_logger("admin")})
         for topic, partitions, rf in (
                 ("config.storage.topic", 1, "config.storage.replication.factor"),
                 ("offset.storage.topic", wc.int("offset.storage.partitions"), "offset.storage.replication.factor"),
                 ("status.storage.topic", wc.int("status.storage.partitions"), "status.storage.replication.factor"),
                 ("task.control.storage.topic", 1, "config.storage.replication.factor")):
-            created = ensure_topic(self.admin, wc[topic], partitions, wc.int(rf), COMPACT)
+            created = ensure_topic(self.admin, wc[topic], partitions, wc.int(rf), COMPACT, client_config=admin_config)
             if topic == "config.storage.topic" and created != 1:
                 raise ValueError(f"Topic '{wc[topic]}' supplied via the 'config.storage.topic' property is required "
                                  "to have a single partition in order to guarantee consistency of connector "
                                  f"configurations, but found {created} partitions.")
+        self._check_access(admin_config)  # every missing ACL of the worker at once, before anything reads or writes
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,
                                           what=f"The leader of group {group_id}")
@@ -127,6 +136,20 @@ class ConnectRuntime:
         self.membership.start()
         # Bounded: a predecessor that died holds the leadership until its session times out.
         self.membership.wait_for_role(wc.int("session.timeout.ms") / 1000 + 5)
+        if self.membership.error is not None:  # a missing ACL of the group or the leader's transactional id
+            self.close()
+            raise self.membership.error
+
+    def _check_access(self, admin_config: Mapping[str, Any]) -> None:
+        """Raise a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError` naming every ACL the
+        worker's principal lacks on its internal topics and its group (docs/security.md); the transactional ids
+        are checked when they are claimed."""
+        wc = self.worker_config
+        missing = check_topic_operations(self.admin, admin_config, {wc[key]: ("READ", "WRITE") for key in TOPIC_KEYS})
+        missing += check_group_operations(self.admin, {membership_group(wc["group.id"]): ("READ",)})
+        if missing:
+            raise KafkaAuthorizationError(principal(wc.client_config()), missing,
+                                          f"the worker of group {wc['group.id']} needs them to start")
 
     # -- the group ------------------------------------------------------------------------------------
     @property
@@ -161,6 +184,8 @@ class ConnectRuntime:
         timeout = self.worker_config.int("leader.request.timeout.ms") / 1000
         deadline = time.monotonic() + timeout
         self.membership.wait_for_role(timeout)
+        if self.membership.error is not None:
+            raise self.membership.error
         if self._leading:
             try:
                 return getattr(type(self), method).__wrapped__(self, *args, **kwargs)

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient
 from pyspark.sql import types as T
 
 from connect_magics.api.converters import Converter
@@ -34,7 +35,13 @@ from connect_magics.errors import BadRequestError, NotFoundError
 from connect_magics.spark.connect_types import finish_type, infer_type, merge_types, spark_type, spark_value
 from connect_magics.spark.frames import arrow_table, spark_frame
 from connect_magics.spark.session import spark_session
-from connect_magics.storage.kafka_log import known_partitions
+from connect_magics.storage.authorization import (
+    KafkaAuthorizationError,
+    access_error,
+    check_topic_operations,
+    principal,
+)
+from connect_magics.storage.kafka_log import client_logger, known_partitions
 
 __all__ = ["READERS", "TopicRange", "converters", "read_topic", "topic_ranges"]
 
@@ -145,6 +152,7 @@ def topic_ranges(client_config: Mapping[str, str], topic: str, starting: Any = "
     if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, int)
                                     or max_records < 0):
         raise BadRequestError(f"Invalid value {max_records!r} for max_records: must be an integer >= 0")
+    _check_readable(client_config, topic, timeout)
     consumer = _consumer(client_config)
     try:
         metadata = consumer.list_topics(timeout=timeout)  # all topics: asking for one may auto-create it
@@ -162,6 +170,16 @@ def topic_ranges(client_config: Mapping[str, str], topic: str, starting: Any = "
     finally:
         consumer.close()
     return ranges if max_records is None else _cap(ranges, max_records)
+
+
+def _check_readable(client_config: Mapping[str, str], topic: str, timeout: float) -> None:
+    """Raise a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError` if the principal may not READ
+    ``topic`` (asked once, with the principal's authorized operations), before any reader waits for records."""
+    admin = AdminClient({**client_config, "logger": client_logger("admin")})
+    missing = check_topic_operations(admin, client_config, {topic: ("READ",)}, timeout)  # none if it does not exist
+    if missing:
+        raise KafkaAuthorizationError(principal(client_config), missing,
+                                      f"reading topic '{topic}' (a topic it may not DESCRIBE may also not exist)")
 
 
 # -- decoding ------------------------------------------------------------------------------------------------
@@ -263,6 +281,9 @@ def _consume(client_config: Mapping[str, str], topic: str, ranges: list[TopicRan
             messages = consumer.consume(500, timeout=0.2)
             for m in messages:
                 if m.error() is not None:
+                    if m.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:  # never comes back by itself
+                        raise access_error(m.error(), client_config, f"reading topic '{topic}'",
+                                           topic=("READ", topic))  # type: ignore[misc]
                     continue
                 r = todo.get(m.partition())
                 if r is None or m.offset() >= r.end:

@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from connect_magics.api.errors import ConnectException
+from connect_magics.storage.authorization import KafkaAccessError, access_error, authorization_code
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,9 @@ class FenceOwner(Protocol):
 
     def is_current(self) -> bool:
         """True if no newer holder was recorded (raises if that cannot be told now: the broker is away)."""
+
+    def superseded(self) -> bool:
+        """True if a newer holder is already known here, without asking the broker."""
 
 
 def is_fenced(error: BaseException) -> bool:
@@ -137,7 +142,14 @@ class ProducerFence:
     def _claim_now(self) -> None:
         producer = Producer({**self._config, "transactional.id": self.transactional_id,
                              "enable.idempotence": True, "logger": client_logger("producer")})
-        producer.init_transactions(self.timeout)
+        try:
+            producer.init_transactions(self.timeout)
+        except KafkaException as e:  # a missing ACL is named (WRITE on the transactional id), never retried
+            named = access_error(e, self._config, f"{self.what} claims its transactional id",
+                                 transactional_id=("WRITE", self.transactional_id))
+            if named is not None:
+                raise named from e
+            raise
         with self._lock:
             self._producer, self._fenced = producer, False
 
@@ -156,6 +168,10 @@ class ProducerFence:
                     return
                 asked = True
                 self._claim_now()
+                return
+            except KafkaAccessError as e:  # granted only by an operator: the task fails, naming it
+                log.error("%s", e)
+                self._claim_error = e
                 return
             except KafkaException as e:
                 if asked and e.args and isinstance(e.args[0], KafkaError) and not e.args[0].retriable():
@@ -179,6 +195,8 @@ class ProducerFence:
             claiming.join(timeout)
             if claiming.is_alive():
                 return False
+        if isinstance(self._claim_error, KafkaAccessError):
+            raise self._claim_error
         if self._claim_error is not None:
             raise ConnectException(f"{self.what} could not claim transactional id {self.transactional_id}: "
                                    f"{self._claim_error}") from self._claim_error
@@ -186,8 +204,14 @@ class ProducerFence:
             raise self._refused()
         return True
 
-    def _await_claim(self) -> None:
-        if not self.wait_claimed(self.timeout):
+    def check_claim(self) -> None:
+        """Raise the :class:`~connect_magics.storage.authorization.KafkaAccessError` that made a background claim
+        fail for good (a missing ACL), so that a task fails at once rather than at its first commit."""
+        if isinstance(self._claim_error, KafkaAccessError):
+            raise self._claim_error
+
+    def _await_claim(self, timeout: float | None = None) -> None:
+        if not self.wait_claimed(self.timeout if timeout is None else timeout):
             raise TransactionLostError(f"{self.what} has not claimed transactional id {self.transactional_id} yet "
                                        "(is the broker reachable?)")
 
@@ -199,11 +223,12 @@ class ProducerFence:
         return error
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Producer]:
+    def transaction(self, timeout: float | None = None) -> Iterator[Producer]:
         """A transaction, committed on exit; raises :attr:`error_class` if a newer holder claimed the fence
-        (or it was never claimed), :class:`TransactionLostError` if a Kafka error aborted it, and aborts
-        (re-raising) on any other failure."""
-        self._await_claim()
+        (or it was never claimed), :class:`TransactionLostError` if a Kafka error aborted it (or, with
+        ``timeout``, if it could not commit within that many seconds), and aborts (re-raising) on any other
+        failure."""
+        self._await_claim(timeout)
         with self._lock:
             producer = self.begin()
             try:
@@ -211,7 +236,7 @@ class ProducerFence:
             except BaseException as e:
                 self.abort(e)
                 raise
-            self.commit()
+            self.commit(timeout)
 
     def begin(self) -> Producer:
         """Open a transaction and return the producer to write in it (for transactions that span several
@@ -226,20 +251,22 @@ class ProducerFence:
             self._lost(e)
         return producer
 
-    def commit(self) -> None:
+    def commit(self, timeout: float | None = None) -> None:
         """Commit the open transaction (its records are flushed first). A broker that cannot be reached is
-        waited for: librdkafka keeps the transaction, and the commit is tried again. Raises
+        waited for (up to ``timeout`` if given): librdkafka keeps the transaction, and the commit is tried again. Raises
         :attr:`error_class` if fenced, :class:`TransactionLostError` if a Kafka error aborted it; other
         failures abort the transaction and are re-raised."""
         producer = self._producer
         if producer is None:
             raise self._refused()
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:
-                producer.commit_transaction(self.timeout)
+                producer.commit_transaction(self.timeout if deadline is None
+                                            else max(0.1, min(self.timeout, deadline - time.monotonic())))
                 return
             except KafkaException as e:
-                if _retriable(e) and not self._closed.is_set():
+                if _retriable(e) and not self._closed.is_set() and (deadline is None or time.monotonic() < deadline):
                     log.warning("%s: committing its transaction failed, retrying: %s", self.what, e)
                     continue
                 self.abort(e)
@@ -252,6 +279,13 @@ class ProducerFence:
         when a newer holder claimed the fence, and :class:`TransactionLostError` when ``cause`` is a Kafka
         error (the transaction is gone either way)."""
         producer = self._producer
+        if cause is not None and authorization_code(cause) is not None:
+            # A missing ACL (WRITE on a topic of the transaction), not a successor: the transaction is gone; a
+            # producer its abort broke is replaced by a claim of the same holder. Callers name the resource.
+            if producer is not None and not self._abort(producer):
+                self._producer = None
+                self._claim_in_background(again=True)
+            raise TransactionLostError(f"{self.what}'s transaction was aborted: {cause}") from cause
         # A fenced producer's error can surface as the commit's, the flush's or a callback's; its abort
         # then fails with the same fatal error.
         if producer is not None and ((cause is not None and (is_fenced(cause) or _fatal(cause)))

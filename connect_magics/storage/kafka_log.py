@@ -28,6 +28,14 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
+from connect_magics.storage.authorization import (
+    KafkaAccessError,
+    KafkaAuthorizationError,
+    access_error,
+    authorization_code,
+    principal,
+)
+
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
 
@@ -101,16 +109,23 @@ CONSUMER_DEFAULTS = {"fetch.queue.backoff.ms": 10}
 
 def known_partitions(consumer: Consumer, topic: str, timeout: float) -> list[int]:
     """The topic's partitions, asked through ``consumer`` itself so that it knows their leaders when they are
-    assigned: a consumer that does not waits for its next metadata scan, up to a second, before it fetches."""
-    return sorted(consumer.list_topics(topic, timeout=timeout).topics[topic].partitions)
+    assigned: a consumer that does not waits for its next metadata scan, up to a second, before it fetches.
+    A topic the client may not describe raises its ``TOPIC_AUTHORIZATION_FAILED``."""
+    metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
+    if metadata.error is not None and metadata.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        raise KafkaException(metadata.error)
+    return sorted(metadata.partitions)
 
 
 def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
-                 configs: Mapping[str, str], timeout: float = 30.0) -> int:
+                 configs: Mapping[str, str], timeout: float = 30.0,
+                 client_config: Mapping[str, Any] | None = None) -> int:
     """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count.
 
     Existence is checked with a metadata request for all topics, never for ``name`` alone: that would
-    make a broker with ``auto.create.topics.enable`` create it with the wrong settings.
+    make a broker with ``auto.create.topics.enable`` create it with the wrong settings. A principal that may
+    neither see nor create the topic gets a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError`
+    (``client_config``: the admin client's settings, to name the principal).
     """
     topic = admin.list_topics(timeout=timeout).topics.get(name)
     if topic is None or topic.error is not None:
@@ -119,6 +134,11 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_fac
         try:
             admin.create_topics([new], request_timeout=timeout)[name].result(timeout)
         except KafkaException as e:
+            if authorization_code(e) is not None:  # absent, or present but invisible to this principal
+                raise KafkaAuthorizationError(
+                    principal(client_config or {}), [("CREATE", "topic", name)],
+                    "the topic does not exist or is not visible to it; if it exists, it needs DESCRIBE on it, "
+                    "implied by READ and WRITE") from e
             if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
         deadline = time.monotonic() + timeout
@@ -127,6 +147,11 @@ def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_fac
             if topic is not None and topic.error is None and topic.partitions \
                     and all(p.leader >= 0 for p in topic.partitions.values()):
                 break
+            if topic is None:  # it exists (created, or already there): asking for it alone creates nothing
+                alone = admin.list_topics(name, timeout=timeout).topics.get(name)
+                if alone is not None and alone.error is not None and authorization_code(alone.error) is not None:
+                    raise KafkaAuthorizationError(principal(client_config or {}), [("DESCRIBE", "topic", name)],
+                                                  "the topic exists, but it may not see it")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"Topic {name} was created but its partitions have no leader yet")
             time.sleep(0.05)
@@ -188,7 +213,11 @@ class KafkaLog:
 
     def start(self, timeout: float = 30.0) -> None:
         """Assign every partition from the beginning, start reading, and read to the end."""
-        self._partitions = known_partitions(self._consumer, self.topic, timeout)  # before the reader thread
+        try:
+            self._partitions = known_partitions(self._consumer, self.topic, timeout)  # before the reader thread
+        except KafkaException as e:
+            self._raise_access(e, "DESCRIBE")
+            raise
         # The admin client too is given the topic's metadata: one that only learnt it through offset queries
         # keeps sending a restarted broker's partitions their old leader epoch (FENCED_LEADER_EPOCH).
         self._admin.list_topics(self.topic, timeout=timeout)
@@ -218,6 +247,17 @@ class KafkaLog:
                 error = m.error()
                 if error is None:
                     good.append(m)
+                elif error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+                    # The reader assigns its partitions and never commits: its throwaway group needs no ACL,
+                    # but librdkafka looks the group's coordinator up anyway.
+                    log.debug("Reading %s: %s (the reader uses no group)", self.topic, error)
+                elif error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                    with self._cond:
+                        if self._error is None:
+                            self._error = access_error(error, self._producer_config, f"reading topic {self.topic}",
+                                                       topic=("READ", self.topic))
+                            log.error("%s", self._error)
+                        self._cond.notify_all()
                 elif not error.retriable() and error.code() != KafkaError._PARTITION_EOF:
                     log.warning("Error reading %s: %s", self.topic, error)
             if self._on_batch is not None:
@@ -281,8 +321,16 @@ class KafkaLog:
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
                 transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
                 if not transient or time.monotonic() > deadline:
+                    self._raise_access(e, "DESCRIBE")
                     raise
                 time.sleep(0.1)
+
+    def _raise_access(self, error: BaseException, operation: str) -> None:
+        """Raise ``error`` named (see storage/authorization.py) if it is an authorization failure."""
+        named = access_error(error, self._producer_config, f"reading topic {self.topic}",
+                             topic=(operation, self.topic))
+        if named is not None:
+            raise named from error
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         """Block until every record written before this call has been passed to the callback."""
@@ -292,6 +340,8 @@ class KafkaLog:
             for partition, end in self._committed_ends.items():
                 ends[partition] = max(ends.get(partition, 0), end)
             while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
+                if isinstance(self._error, KafkaAccessError):  # the reader may not read: it never will
+                    raise self._error
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
@@ -424,6 +474,11 @@ class KafkaLog:
                     error = e
                     break
                 except Exception as e:  # noqa: BLE001 - aborted: written again, in order, unless stopping
+                    named = access_error(e, self._producer_config, f"writing to topic {topic}",
+                                         topic=("WRITE", topic), transactional_id=("WRITE", fence.transactional_id))
+                    if named is not None:  # a missing ACL does not come back by itself
+                        error = named
+                        break
                     if self._stopping:
                         error = e
                         break

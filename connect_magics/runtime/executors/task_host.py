@@ -17,6 +17,7 @@ import os
 import socket
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from connect_magics.runtime.plugins.registry import Plugins, entry_point_plugins
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner
 from connect_magics.runtime.worker.task_runner import TaskRunner, TaskServices
+from connect_magics.storage.authorization import KafkaAccessError, first_line_trace
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -110,7 +112,12 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
             plugins = Plugins(plugin_path=wc.get("plugin.path"), entry_points=installed_plugins())
             for cls, names, location, version, isolated in hosted.registrations:
                 plugins.register(cls, names, location, version, isolated)
-        started = [future.result() for future in futures]  # raises the first failure
+        try:
+            started = [future.result() for future in futures]  # raises the first failure
+        except KafkaAccessError as e:  # a missing ACL: FAILED until restarted, as a task's own failure
+            status.put_task(tid.connector, tid.task, "FAILED",
+                            first_line_trace(e, lambda err: "".join(traceback.format_exception(err))))
+            return {**result, "outcome": "failed"}
         if own is not None:
             stores.append(started[-1])
         built, _ = build_runner(spec, TaskServices(plugins, wc, status), stores)

@@ -25,6 +25,7 @@ from confluent_kafka import Consumer, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.storage.authorization import KafkaAccessError, access_error
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ class GroupMembership:
         self._applied = Role.JOINING  # the role whose duties were last taken up (on_role returned)
         self._cond = threading.Condition()
         self._closing = False
+        #: Why this member cannot take part (a missing ACL): set once, never retried (the runtime raises it).
+        self.error: KafkaAccessError | None = None
         self._thread = threading.Thread(target=self._run, name=f"membership-{self.group}", daemon=True)
         self._changes = threading.Thread(target=self._apply_changes, name=f"role-{self.group}", daemon=True)
 
@@ -82,7 +85,8 @@ class GroupMembership:
         returns the role then, or JOINING after ``timeout``."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while (self._role is Role.JOINING or self._applied is not self._role) and not self._closing:
+            while (self._role is Role.JOINING or self._applied is not self._role) and not self._closing \
+                    and self.error is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return Role.JOINING
@@ -134,13 +138,25 @@ class GroupMembership:
     def _run(self) -> None:
         while not self._closing:
             try:
-                self._consumer.poll(0.2)  # serves heartbeats' outcomes and rebalance callbacks
+                msg = self._consumer.poll(0.2)  # serves heartbeats' outcomes and rebalance callbacks
             except Exception as e:  # noqa: BLE001 - the membership must outlive broker trouble
                 log.warning("Group %s membership: %s", self.group, e)
+                continue
+            if msg is not None and msg.error() is not None and self.error is None:
+                named = access_error(msg.error(), self._client_config, f"joining the group {self.group}",
+                                     group=("READ", self.group), topic=("READ", self.topic))
+                if named is not None:  # JoinGroup refused: no role will ever come
+                    self._fail(named)
         try:
             self._consumer.close()
         except Exception as e:  # noqa: BLE001
             log.warning("Leaving group %s: %s", self.group, e)
+
+    def _fail(self, error: KafkaAccessError) -> None:
+        log.error("Runtime %s cannot take part in group %s: %s", self.member_name, self.group, error)
+        with self._cond:
+            self.error = error
+            self._cond.notify_all()
 
     # -- rebalance callbacks (on the polling thread) ------------------------------------------------
     def _holds_leadership(self, partitions: list) -> bool:
@@ -191,6 +207,9 @@ class GroupMembership:
                 role = self._role
             try:
                 self._on_role(role)
+            except KafkaAccessError as e:  # a missing ACL is granted by an operator, not by retrying
+                self._fail(e)
+                return
             except Exception:  # noqa: BLE001 - e.g. the broker is unreachable: try again while the role holds
                 log.exception("Taking up the role %s in group %s failed; retrying", role.value, self.group)
                 with self._cond:

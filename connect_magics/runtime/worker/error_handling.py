@@ -28,6 +28,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.runtime.plugins.registry import kafka_class_name, python_name
+from connect_magics.storage.authorization import (
+    KafkaAuthorizationError,
+    check_topic_operations,
+    principal,
+    raise_access,
+)
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -119,8 +125,14 @@ class DeadLetterQueue:
             try:
                 admin.create_topics([new], request_timeout=30)[self.topic].result(30)
             except KafkaException as e:
+                raise_access(e, admin_config, f"Could not initialize dead letter queue with topic={self.topic}",
+                             topic=("CREATE", self.topic))
                 if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise ConnectException(f"Could not initialize dead letter queue with topic={self.topic}") from e
+        missing = check_topic_operations(admin, admin_config, {self.topic: ("WRITE",)})  # fail now, not at a record
+        if missing:
+            raise KafkaAuthorizationError(principal(admin_config), missing, "the sink's dead letter queue")
+        self._producer_config = producer_config
         self._producer = Producer({**producer_config, "logger": client_logger("producer")})
         self._failure: KafkaError | None = None
         self.produced = self.failed = 0
@@ -156,6 +168,8 @@ class DeadLetterQueue:
         if self._producer.flush(timeout) > 0:
             raise ConnectException(f"Timed out writing to the dead letter queue topic={self.topic}")
         if self._failure is not None:
+            raise_access(self._failure, self._producer_config, "writing to the dead letter queue",
+                         topic=("WRITE", self.topic))
             raise ConnectException(f"Could not produce message to dead letter queue topic={self.topic}: "
                                    f"{self._failure}")
 

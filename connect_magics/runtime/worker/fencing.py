@@ -71,6 +71,11 @@ class TaskOwnership:
         if self.control.reserved(c, t, self.generation):
             self.control.put_control(c, t, self.generation, self.state, self.timeout)
 
+    def superseded(self) -> bool:
+        """True if this process already knows of a newer generation (no broker call)."""
+        current = self.control.control(self.task_id.connector, self.task_id.task)
+        return current is not None and current["generation"] > self.generation
+
     def is_current(self) -> bool:
         c, t = self.task_id.connector, self.task_id.task
         return self.control.newest_generation(c, t, self.timeout) <= self.generation
@@ -96,7 +101,9 @@ class TaskFence(ProducerFence):
                          timeout, what=f"Task {task_id}", owner=owner)
         self.task_id = task_id
 
-    def commit_consumer_offsets(self, offsets: list, group_metadata: Any) -> None:
-        """Commit a sink task's consumer offsets inside a transaction of this fence."""
-        with self.transaction() as producer:
-            producer.send_offsets_to_transaction(offsets, group_metadata, self.timeout)
+    def commit_consumer_offsets(self, offsets: list, group_metadata: Any, timeout: float | None = None) -> None:
+        """Commit a sink task's consumer offsets inside a transaction of this fence, waiting at most ``timeout``
+        for the group coordinator (a consumer still rejoining its group after an outage makes it wait: the task
+        polls meanwhile and commits again later)."""
+        with self.transaction(timeout) as producer:
+            producer.send_offsets_to_transaction(offsets, group_metadata, timeout or self.timeout)

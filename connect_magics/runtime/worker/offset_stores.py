@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect_magics.runtime.config.connector_config import client_overrides
 from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.storage.authorization import KafkaAuthorizationError, check_topic_operations, principal
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
 
@@ -72,7 +73,11 @@ def start_connector_store(spec: tuple[str, dict[str, str]], wc: WorkerConfig) ->
     topic, client = spec
     admin = AdminClient({**client, "logger": client_logger("admin")})
     ensure_topic(admin, topic, wc.int("offset.storage.partitions"), wc.int("offset.storage.replication.factor"),
-                 {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S)
+                 {"cleanup.policy": "compact"}, timeout=REQUEST_TIMEOUT_S, client_config=client)
+    # Offsets are written in the tasks' transactions, where a missing WRITE would only abort them: ask first.
+    missing = check_topic_operations(admin, client, {topic: ("READ", "WRITE")}, REQUEST_TIMEOUT_S)
+    if missing:
+        raise KafkaAuthorizationError(principal(client), missing, f"the connector's own offsets topic {topic}")
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
     while True:  # a topic just created may not have a (ready) leader for every partition yet
         store = OffsetStore(topic, client)

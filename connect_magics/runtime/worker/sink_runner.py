@@ -28,6 +28,7 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
+from connect_magics.storage.authorization import access_error
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
@@ -218,7 +219,7 @@ class SinkTaskRunner(TaskRunner):
         if regex:
             re.compile(regex)
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                on_lost=self._on_revoke)
+                                on_lost=self._on_lost)
         self.task.initialize(_Context(self))
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
@@ -234,6 +235,19 @@ class SinkTaskRunner(TaskRunner):
             return
         gone = [TopicPartition(p.topic, p.partition) for p in partitions]
         self._commit(only=set(gone))
+        self._close_partitions(gone)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        """The consumer lost its membership (the coordinator was unreachable for its session timeout): the
+        partitions may already be another member's, so nothing is committed for them (Kafka's
+        ``onPartitionsLost``); their records are consumed again from the committed offsets."""
+        if self._closing:
+            return
+        log.warning("Task %s lost its partitions %s (its consumer's session timed out); they are consumed again "
+                    "from their committed offsets", self.id, ", ".join(f"{p.topic}-{p.partition}" for p in partitions))
+        self._close_partitions([TopicPartition(p.topic, p.partition) for p in partitions])
+
+    def _close_partitions(self, gone: list[TopicPartition]) -> None:
         self.task.close(gone)
         for tp in gone:
             self.assigned.discard(tp)
@@ -349,7 +363,12 @@ class SinkTaskRunner(TaskRunner):
             if err is None:
                 kept.append(m)
             elif err.fatal() or err.code() in _FAILS_TASK:
-                raise KafkaException(err)
+                topic = m.topic() or self._topic or self.connector_config.get("topics") or \
+                    self.connector_config.get("topics.regex")
+                raise access_error(err, self.consumer_config, f"sink task {self.id} consuming",
+                                   topic=("READ", topic), group=("READ", sink_group_id(self.id.connector,
+                                                                                       self.connector_config))) \
+                    or KafkaException(err)
             elif err.code() != KafkaError._PARTITION_EOF and not err.retriable():
                 log.warning("Task %s: the consumer reports %s; carrying on", self.id, err.str())
         return kept
@@ -454,7 +473,8 @@ class SinkTaskRunner(TaskRunner):
         if offsets:
             try:
                 if self.fence is not None:  # refused once a newer instance of the task started
-                    self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata())
+                    self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata(),
+                                                       self.flush_timeout)
                 else:
                     self.consumer.commit(offsets=offsets, asynchronous=False)
                 self.task_metrics.commits.record(1)

@@ -23,6 +23,7 @@ from connect_magics.runtime.worker.error_handling import Stage, staged
 from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
+from connect_magics.storage.authorization import raise_access
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
@@ -50,7 +51,8 @@ class SubmittedBatch:
     def ack(self, err: KafkaError | None, msg: Any) -> None:
         """The delivery report of one record: acknowledged, or the batch's first error is kept."""
         if err is not None:
-            self._owner.error = self._owner.error or err
+            if self._owner.error is None:
+                self._owner.error, self._owner.error_topic = err, msg.topic() if msg is not None else None
             return
         self.unacked -= 1
         if not self.unacked and self.closed and self._on_done is not None:
@@ -78,6 +80,7 @@ class SubmittedRecords:
         self._batches: deque[SubmittedBatch] = deque()
         self._last: tuple[dict | None, Any] = (None, None)
         self.error: KafkaError | None = None  # the first failed delivery
+        self.error_topic: str | None = None  # its topic
 
     @property
     def outstanding(self) -> int:
@@ -324,6 +327,8 @@ class SourceTaskRunner(TaskRunner):
     def _check_send_error(self) -> None:
         if self.submitted.error is not None:
             error = KafkaException(self.submitted.error)
+            raise_access(error, self.producer_config, f"source task {self.id} sending records",
+                         topic=("WRITE", self.submitted.error_topic))
             raise ConnectException(f"Unrecoverable exception from producer send callback: {error}") from error
 
     # -- topic creation (KIP-158) ----------------------------------------------------------------
@@ -336,7 +341,7 @@ class SourceTaskRunner(TaskRunner):
                  topic)
         if self._admin is None:
             self._admin = AdminClient({**self.admin_config, "logger": client_logger("admin")})
-        if describe_topic(self._admin, topic, self.admin_config):
+        if describe_topic(self._admin, topic, self.admin_config, operation="WRITE"):
             log.info("Topic '%s' already exists.", topic)
             self._known_topics.add(topic)
             return

@@ -28,6 +28,7 @@ from connect_magics.runtime.worker.error_handling import (
     staged,
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
+from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.status_store import StatusStore
@@ -155,6 +156,8 @@ class TaskRunner(ABC):
             else:
                 self._report("RUNNING")
             while not self._stopping:
+                if self.fence is not None:  # a claim refused for a missing ACL fails the task now
+                    self.fence.check_claim()
                 if self.paused != reported_paused:
                     reported_paused = self.paused
                     self.on_pause_change(reported_paused)
@@ -169,7 +172,7 @@ class TaskRunner(ABC):
         except BaseException as e:  # noqa: BLE001 - a task failure must never escape its thread
             self._failed = True
             log.error("Task %s failed", self.id, exc_info=True)
-            self._report("FAILED", "".join(traceback.format_exception(e)))
+            self._report("FAILED", first_line_trace(e, lambda err: "".join(traceback.format_exception(err))))
         finally:
             # Safe after a failure too: only acknowledged (source) or put (sink) records are committed.
             try:
@@ -191,11 +194,17 @@ class TaskRunner(ABC):
             self.chain.close()
             if self.fence is not None:
                 self.fence.close()
-            if not self._failed and not self._fenced:  # a fenced instance's successor owns the status
+            # a fenced or superseded instance's successor owns the status (its RUNNING must not be overwritten)
+            if not self._failed and not self._fenced and not self._superseded():
                 self._report("UNASSIGNED")
             self.done.set()
             if self.on_stopped is not None:
                 self.on_stopped(self)
+
+    def _superseded(self) -> bool:
+        """True if a newer instance of this task was started (its generation is newer than this one's)."""
+        owner = self.fence.owner if self.fence is not None else None
+        return owner is not None and owner.superseded()
 
     @abstractmethod
     def initialize(self) -> None:

@@ -33,6 +33,7 @@ from connect_magics.runtime.topics.creation import (
     TopicCreation,
     TopicCreationGroup,
 )
+from connect_magics.storage.authorization import KafkaAuthorizationError, principal
 
 __all__ = ["cluster_view", "create_or_find_topic", "describe_topic", "explain_topics", "validate_new_topics"]
 
@@ -58,11 +59,14 @@ def describe_topic(
     topic: str,
     admin_config: Mapping[str, Any] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    operation: str = "DESCRIBE",
 ) -> bool:
     """Whether ``topic`` exists (Kafka's ``TopicAdmin.describeTopics``); never creates it.
 
     Raises :class:`RetriableException` on a timeout (the task backs off and tries again) and
-    :class:`ConnectException` with Kafka Connect's messages on other errors.
+    :class:`ConnectException` with Kafka Connect's messages on other errors; a principal that may not describe
+    the topic gets a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError` naming ``operation``,
+    the ACL the caller needs (WRITE for a source task: it implies DESCRIBE).
     """
     names = topic
     try:
@@ -77,7 +81,8 @@ def describe_topic(
             log.debug("Topic '%s' does not exist on the brokers at %s", topic, _bootstrap(admin_config))
             return False
         if code in _NOT_AUTHORIZED:
-            raise ConnectException(
+            raise KafkaAuthorizationError(
+                principal(admin_config or {}), [(operation, "topic", topic)],
                 f"Not authorized to describe topic(s) '{names}' on the brokers {_bootstrap(admin_config)}"
             ) from e
         if code == KafkaError.UNSUPPORTED_VERSION:
@@ -179,6 +184,8 @@ def create_or_find_topic(
             f"Task failed to create new topic {spec.to_java_string()}. Ensure that the task "
             "is authorized to create topics or that the topic exists and restart the task"
         )
+        if code in _NOT_AUTHORIZED:  # Kafka Connect's words, after who lacks which ACL
+            exc = KafkaAuthorizationError(principal(admin_config or {}), [("CREATE", "topic", topic)], str(exc))
     elif code == KafkaError.INVALID_CONFIG:
         exc = ConnectException(f"Unable to create topic(s) '{topic}': {message}")
         _note_rejected(exc, group, code, message)
