@@ -316,11 +316,13 @@ class ProducerFence:
                                    f"{self.transactional_id} again and goes on from its last commit") from cause
 
     def _abort(self, producer: Producer) -> bool:
-        """Abort the open transaction (trying again while the broker cannot be reached); False if the
-        producer was fenced (or failed fatally)."""
+        """Abort the open transaction (trying again while the broker cannot be reached, up to the fence's
+        timeout); False if the producer was fenced, failed fatally, or could not abort in that time (a
+        transaction librdkafka cannot end after a broker restart: the producer is replaced)."""
+        deadline = time.monotonic() + self.timeout
         while True:
             try:
-                producer.abort_transaction(self.timeout)
+                producer.abort_transaction(max(0.1, min(self.timeout, deadline - time.monotonic())))
                 return True
             except KafkaException as e:
                 if is_fenced(e) or _fatal(e):
@@ -328,6 +330,9 @@ class ProducerFence:
                 if not _retriable(e) or self._closed.is_set():
                     log.warning("%s could not abort its transaction: %s", self.what, e)
                     return True
+                if time.monotonic() >= deadline:
+                    log.warning("%s could not abort its transaction within %.0f s: %s", self.what, self.timeout, e)
+                    return False
                 log.warning("%s: aborting its transaction failed, retrying: %s", self.what, e)
 
     def close(self) -> None:

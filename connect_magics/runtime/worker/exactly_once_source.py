@@ -156,7 +156,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             write_offsets(self.offset_stores, self.id.connector, offsets,
                           lambda err: errors.append(err) if err is not None else None, self.flush_timeout,
                           self._producer)
-        self.fence.commit()
+        self.fence.commit(self.fence.timeout)  # a commit that cannot end is a lost transaction, not a hang
         self._open_since = None
         self._last_commit = time.monotonic()
         if errors:

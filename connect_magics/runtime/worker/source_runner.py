@@ -392,7 +392,7 @@ class SourceTaskRunner(TaskRunner):
 
         if self.fence is not None:  # in a transaction, refused once a newer instance of the task started
             try:
-                with self.fence.transaction() as producer:
+                with self.fence.transaction(self.flush_timeout) as producer:
                     write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout,
                                   producer)
                     producer.flush(self.flush_timeout)
