@@ -269,6 +269,8 @@ class ProducerFence:
                 if _retriable(e) and not self._closed.is_set() and (deadline is None or time.monotonic() < deadline):
                     log.warning("%s: committing its transaction failed, retrying: %s", self.what, e)
                     continue
+                if _retriable(e) and deadline is not None:  # librdkafka still ends it: an abort would conflict
+                    self._producer_lost(e)
                 self.abort(e)
             except BaseException as e:
                 self.abort(e)
@@ -325,8 +327,8 @@ class ProducerFence:
                 producer.abort_transaction(max(0.1, min(self.timeout, deadline - time.monotonic())))
                 return True
             except KafkaException as e:
-                if is_fenced(e) or _fatal(e):
-                    return False
+                if is_fenced(e) or _fatal(e) or e.args[0].code() == KafkaError._CONFLICT:
+                    return False  # _CONFLICT: a commit librdkafka still works on; the producer is replaced
                 if not _retriable(e) or self._closed.is_set():
                     log.warning("%s could not abort its transaction: %s", self.what, e)
                     return True

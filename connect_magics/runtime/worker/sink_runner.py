@@ -190,6 +190,8 @@ class SinkTaskRunner(TaskRunner):
         self._positions: dict[tuple[str, int], int] = {}  # librdkafka's position of each partition at the last batch
         self._position_query: list[KafkaTopicPartition] | None = None  # the assignment, as position() takes it
         self.seeks: dict[TopicPartition, int] = {}
+        #: Offsets the task flushed for partitions its consumer lost, where it goes on if they come back.
+        self._flushed_when_lost: dict[TopicPartition, int] = {}
         self.task_paused: set[TopicPartition] = set()
         self.commit_requested = False
         # A batch put() refused with a RetriableException, with its offsets, redelivered at redeliver_at while
@@ -227,6 +229,10 @@ class SinkTaskRunner(TaskRunner):
         self.assigned.update(new)
         self._position_query = None
         self.task.open(new)
+        for tp in new:  # lost and given straight back: go on after what this task flushed, not from the committed
+            if tp in self._flushed_when_lost:  # offset (which the outage kept it from moving)
+                self.seeks[tp] = self._flushed_when_lost[tp]
+        self._flushed_when_lost.clear()  # a partition that went elsewhere first starts from its committed offset
         if self.paused or self.pending is not None:
             consumer.pause(partitions)
 
@@ -243,9 +249,16 @@ class SinkTaskRunner(TaskRunner):
         ``onPartitionsLost``); their records are consumed again from the committed offsets."""
         if self._closing:
             return
-        log.warning("Task %s lost its partitions %s (its consumer's session timed out); they are consumed again "
-                    "from their committed offsets", self.id, ", ".join(f"{p.topic}-{p.partition}" for p in partitions))
-        self._close_partitions([TopicPartition(p.topic, p.partition) for p in partitions])
+        gone = [TopicPartition(p.topic, p.partition) for p in partitions]
+        log.warning("Task %s lost its partitions %s (its consumer's session timed out); if they come back to it, "
+                    "it goes on after the records it flushed", self.id, ", ".join(f"{tp.topic}-{tp.partition}" for tp in gone))
+        current = {tp: o for tp, o in self.current.items() if tp in gone}
+        if current:
+            try:  # what the task flushed is in its output: consumed again only if another member takes it
+                self._flushed_when_lost.update(self.task.pre_commit(dict(current)))
+            except Exception:  # noqa: BLE001 - then they are consumed again from the committed offsets
+                log.warning("Task %s could not flush its lost partitions", self.id, exc_info=True)
+        self._close_partitions(gone)
 
     def _close_partitions(self, gone: list[TopicPartition]) -> None:
         self.task.close(gone)
