@@ -190,6 +190,7 @@ class SinkTaskRunner(TaskRunner):
         self._positions: dict[tuple[str, int], int] = {}  # librdkafka's position of each partition at the last batch
         self._position_query: list[KafkaTopicPartition] | None = None  # the assignment, as position() takes it
         self.seeks: dict[TopicPartition, int] = {}
+        self._taken_away = False  # partitions were revoked or lost during the current poll
         #: Offsets the task flushed for partitions its consumer lost, where it goes on if they come back.
         self._flushed_when_lost: dict[TopicPartition, int] = {}
         self.task_paused: set[TopicPartition] = set()
@@ -261,6 +262,7 @@ class SinkTaskRunner(TaskRunner):
         self._close_partitions(gone)
 
     def _close_partitions(self, gone: list[TopicPartition]) -> None:
+        self._taken_away = True
         self.task.close(gone)
         for tp in gone:
             self.assigned.discard(tp)
@@ -303,6 +305,9 @@ class SinkTaskRunner(TaskRunner):
         if self.pending is not None and time.monotonic() < self.redeliver_at:
             timeout = min(timeout, self.redeliver_at - time.monotonic())
         msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
+        if self._taken_away and msgs:  # fetched before a revoke or loss in this very poll: no longer ours
+            msgs = [m for m in msgs if TopicPartition(m.topic(), m.partition()) in self.assigned]
+        self._taken_away = False
         if self.pending is not None:  # every partition is paused: this poll only kept the consumer alive
             if msgs:
                 self._rewind_to(msgs)
