@@ -233,6 +233,7 @@ class SinkTaskRunner(TaskRunner):
         for tp in new:  # lost and given straight back: go on after what this task flushed, not from the committed
             if tp in self._flushed_when_lost:  # offset (which the outage kept it from moving)
                 self.seeks[tp] = self._flushed_when_lost[tp]
+                self._taken_away = True
         self._flushed_when_lost.clear()  # a partition that went elsewhere first starts from its committed offset
         if self.paused or self.pending is not None:
             consumer.pause(partitions)
@@ -305,8 +306,9 @@ class SinkTaskRunner(TaskRunner):
         if self.pending is not None and time.monotonic() < self.redeliver_at:
             timeout = min(timeout, self.redeliver_at - time.monotonic())
         msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
-        if self._taken_away and msgs:  # fetched before a revoke or loss in this very poll: no longer ours
-            msgs = [m for m in msgs if TopicPartition(m.topic(), m.partition()) in self.assigned]
+        if self._taken_away and msgs:  # fetched before a revoke or loss in this very poll (no longer ours, or read
+            msgs = [m for m in msgs  # again from where the task flushed them: a seek is pending)
+                    if (tp := TopicPartition(m.topic(), m.partition())) in self.assigned and tp not in self.seeks]
         self._taken_away = False
         if self.pending is not None:  # every partition is paused: this poll only kept the consumer alive
             if msgs:
