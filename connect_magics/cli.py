@@ -15,6 +15,7 @@ from connect_magics.api.config import ConfigException
 from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
 from connect_magics.local.broker import default_data_dir
 from connect_magics.runtime.executors import EXECUTORS
+from connect_magics.storage.authorization import KafkaAccessError
 
 
 def _broker(args: argparse.Namespace) -> int:
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (BrokerError, JavaNotFoundError, KafkaDownloadError, ConfigException) as e:
+    except (BrokerError, JavaNotFoundError, KafkaDownloadError, ConfigException, KafkaAccessError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -474,8 +474,10 @@ class ConnectRuntime:
         from connect_magics.spark.topic_frame import converters, read_topic
 
         key_converter, value_converter = converters(self.plugins, self.worker_config, converter)
+        # Spark's Kafka source is a Java client: the worker's security settings in Java's names, as kafka.* options
+        java = {f"kafka.{k}": v for k, v in self.worker_config.java_client_config("consumer").items()}
         return read_topic(spark or self.spark, self.worker_config.client_config("consumer"), topic, key_converter,
-                          value_converter, starting, ending, max_records, reader, options)
+                          value_converter, starting, ending, max_records, reader, {**java, **(options or {})})
 
     # -- topics and metrics (KIP-558, KIP-1278) -----------------------------------------------------
     # Status calls: answered from memory, never waiting on the broker (docs/status-and-topics.md).

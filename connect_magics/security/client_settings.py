@@ -90,3 +90,37 @@ def _warn_once(key: str, why: str) -> None:
     if key not in _warned:
         _warned.add(key)
         log.warning("Ignoring the client setting %s: %s (docs/configuration.md, 'Security settings')", key, why)
+
+
+#: librdkafka names that Kafka's Java clients (Spark's Kafka source) do not know, and their Java form.
+_LIBRDKAFKA_ONLY = ("sasl.username", "sasl.password", "ssl.ca.location", "ssl.ca.pem", "ssl.key.pem",
+                    "ssl.certificate.pem", "ssl.key.location", "ssl.certificate.location", "sasl.oauthbearer.")
+_JAAS_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+                 "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                 "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+
+
+def java_settings(settings: Mapping[str, str]) -> dict[str, str]:
+    """The security settings of ``settings`` as Kafka's Java clients take them (for Spark's Kafka source, whose
+    options are ``kafka.``-prefixed Java client settings): Java names pass through, librdkafka's SASL
+    username and password become a ``sasl.jaas.config`` line and a PEM CA file a PEM trust store.
+
+    >>> java_settings({"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "u",
+    ...                "sasl.password": "p", "ssl.ca.location": "/ca.pem"})  # doctest: +NORMALIZE_WHITESPACE
+    {'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN',
+     'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";',
+     'ssl.truststore.type': 'PEM', 'ssl.truststore.location': '/ca.pem'}
+    """
+    out = {k: v for k, v in settings.items()
+           if k.startswith(("security.protocol", "sasl.", "ssl.")) and not k.startswith(_LIBRDKAFKA_ONLY)}
+    module = _JAAS_MODULES.get(settings.get("sasl.mechanism", "PLAIN").upper())
+    if "sasl.jaas.config" not in out and "sasl.username" in settings and module is not None:
+        def quoted(value: str) -> str:
+            return value.replace("\\", "\\\\").replace('"', '\\"')
+        out["sasl.jaas.config"] = (f'{module} required username="{quoted(settings["sasl.username"])}" '
+                                   f'password="{quoted(settings.get("sasl.password", ""))}";')
+    if "ssl.truststore.location" not in out and "ssl.ca.location" in settings:
+        out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": settings["ssl.ca.location"]})
+    if out.get("ssl.endpoint.identification.algorithm", "").lower() == "none":
+        out["ssl.endpoint.identification.algorithm"] = ""
+    return out

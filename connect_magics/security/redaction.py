@@ -1,5 +1,6 @@
-"""Resolved secrets never shown: every value a config provider resolved is remembered (in this process) and
-replaced by ``[hidden]`` in log records of the runtime and in the traces of statuses.
+"""Resolved secrets never shown: every value a config provider resolved for a sensitive key (a password, a JAAS
+line, a token: :func:`is_sensitive`) is remembered (in this process) and replaced by ``[hidden]`` in log records
+and in the traces of statuses.
 
 >>> remember_secret("s3cret-value")
 >>> redact("login failed for password s3cret-value")
@@ -9,6 +10,7 @@ replaced by ``[hidden]`` in log records of the runtime and in the traces of stat
 from __future__ import annotations
 
 import logging
+import re
 import threading
 
 HIDDEN = "[hidden]"
@@ -16,6 +18,20 @@ MIN_LENGTH = 4  # shorter values ("1", "true") would blank out unrelated text
 _secrets: set[str] = set()
 _lock = threading.Lock()
 _pattern: list[str] = []  # the secrets, longest first (a secret inside another is replaced after it)
+
+
+#: Config keys whose resolved values are secrets (a user name or a region from a provider is not).
+SENSITIVE_KEY = re.compile(r"password|secret|token|credential|jaas|private|(^|[._-])(api[._-]?)?key($|[._-])|auth",
+                           re.IGNORECASE)
+
+
+def is_sensitive(key: str) -> bool:
+    """True for a config key whose value is a secret.
+
+    >>> is_sensitive("sasl.jaas.config"), is_sensitive("ssl.key.password"), is_sensitive("user")
+    (True, True, False)
+    """
+    return SENSITIVE_KEY.search(key) is not None
 
 
 def remember_secret(value: str) -> None:

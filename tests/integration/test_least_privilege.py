@@ -170,7 +170,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredBroker]
     broker.stop()
 
 
-def admin_topic(broker: SecuredBroker, name: str, lines: list[str] = ()) -> str:
+def admin_topic(broker: SecuredBroker, name: str, lines: tuple[str, ...] = ()) -> str:
     """Create ``name`` and write ``lines`` to it over the admin listener (the harness, not the worker)."""
     broker.admin().create_topics([NewTopic(name, 1, 1)])[name].result(30)
     if lines:
@@ -210,7 +210,7 @@ def run_pipeline(broker: SecuredBroker, tmp_path: Path, executor: str = "threads
     source_file.write_text("".join(f"{line}\n" for line in lines))
     with ConnectRuntime(broker.listener("SASL_SSL"), group, worker_config(broker), spark=spark,
                         executor=executor) as rt:
-        assert rt.role == "leader"
+        wait_until(lambda: rt.role == "leader", timeout=30, message="the runtime to lead its group")
         rt.create_connector(src, {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
                                   "topic.creation.default.partitions": "1",  # KIP-158: the task creates it
                                   "topic.creation.default.replication.factor": "1"})
@@ -328,7 +328,7 @@ def test_a_missing_connector_acl_fails_the_task_naming_it(secured: SecuredBroker
     names = Names(group, [src], [sink], source_topic=f"{tag}-out", sink_topic=f"{tag}-in",
                   dead_letter_queue=f"{tag}-dlq", connector_offsets=f"{tag}-offsets")
     grant(secured, names, without=case)
-    admin_topic(secured, names.sink_topic, ["a", "b"])
+    admin_topic(secured, names.sink_topic, ("a", "b"))
     source_file = tmp_path / "in.txt"
     source_file.write_text("one\ntwo\n")
     source = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": names.source_topic,
@@ -363,7 +363,7 @@ def test_a_missing_connector_acl_fails_the_task_naming_it(secured: SecuredBroker
 def test_read_topic_without_read_names_the_acl(secured: SecuredBroker, worker: ConnectRuntime) -> None:
     [(row, op)] = [c for c in CASES if c[0].name == "{read topic}"]
     names = Names(worker.worker_config["group.id"], read_topic=f"{short()}-peek")
-    admin_topic(secured, names.read_topic, ["x"])
+    admin_topic(secured, names.read_topic, ("x",))
     grant(secured, names, without=(row, op))
     started = time.monotonic()
     with pytest.raises(KafkaAuthorizationError) as raised:

@@ -25,10 +25,12 @@ class FakeSecrets:
 
 
 def test_databricks_secrets_resolve_scope_and_key() -> None:
-    dbutils = SimpleNamespace(secrets=FakeSecrets({"kafka": {"password": "dbx-secret-1"}}))
+    dbutils = SimpleNamespace(secrets=FakeSecrets({"kafka": {"password": "dbx-secret-1", "user": "connect-user"}}))
     transformer = ConfigTransformer({"databricks": DatabricksSecretsConfigProvider(dbutils)})
-    assert transformer.transform({"p": "${databricks:kafka:password}"}) == {"p": "dbx-secret-1"}
-    assert redact("password=dbx-secret-1") == "password=[hidden]"
+    assert transformer.transform({"password": "${databricks:kafka:password}"}) == {"password": "dbx-secret-1"}
+    assert redact("password=dbx-secret-1") == "password=[hidden]"  # resolved for a sensitive key: hidden
+    assert transformer.transform({"user": "${databricks:kafka:user}"}) == {"user": "connect-user"}
+    assert redact("user connect-user") == "user connect-user"  # a user name is no secret
     with pytest.raises(ConfigException, match=r"no key other in kafka"):
         transformer.transform({"p": "${databricks:kafka:other}"})
 

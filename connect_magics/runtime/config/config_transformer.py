@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from connect_magics.api.config import ConfigException
 from connect_magics.api.config_provider import ConfigProvider
 from connect_magics.config_providers import BUILTIN_PROVIDERS
-from connect_magics.security.redaction import install_log_redaction, remember_secret
+from connect_magics.security.redaction import install_log_redaction, is_sensitive, remember_secret
 
 #: Kafka's ``ConfigTransformer.DEFAULT_PATTERN``: provider, optional path, key.
 PATTERN = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
@@ -102,7 +102,8 @@ class ConfigTransformer:
         if name not in data:
             where = f" in {path}" if path else ""
             raise ConfigException(key, match.group(0), f"the {match.group(1)} provider has no key {name}{where}")
-        remember_secret(data[name])
+        if is_sensitive(key):
+            remember_secret(data[name])
         return data[name]
 
     def restore(self, raw: Mapping[str, str], generated: Mapping[str, str], resolved: Mapping[str, str]) \

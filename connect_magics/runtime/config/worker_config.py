@@ -24,6 +24,7 @@ from connect_magics.runtime.topics.creation import (
     topic_name_error,
 )
 from connect_magics.security import librdkafka_settings
+from connect_magics.security.client_settings import java_settings
 from connect_magics.storage.status_retry import RetryPolicy
 
 DEFAULTS: dict[str, str] = {
@@ -165,6 +166,14 @@ class WorkerConfig(Mapping[str, str]):
             key = f"{kind}.{e.name}" if kind and f"{kind}.{e.name}" in self._props else e.name
             raise ConfigException(key, "[hidden]" if e.value == "[hidden]" else self._props.get(key, e.value),
                                   e.reason) from None
+
+    def java_client_config(self, kind: str) -> dict[str, str]:
+        """The security settings of a ``kind`` client as Kafka's Java clients take them (Spark's Kafka source):
+        the worker's own names, config providers resolved, librdkafka's SASL and CA settings turned back."""
+        out = {k: v for k, v in self._props.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
+        prefix = f"{kind}."
+        out.update({k[len(prefix):]: v for k, v in self._props.items() if k.startswith(prefix)})
+        return java_settings(out)
 
     @property
     def worker_id(self) -> str:
