@@ -93,14 +93,16 @@ def test_a_reserved_generation_never_goes_backwards(bootstrap, unique, control) 
     assert control.control("c", 0)["generation"] == 5
 
 
+@pytest.mark.parametrize("executor", ["threads", "processes"])
 @pytest.mark.parametrize("kind", ["source", "exactly-once-source", "sink"])
-def test_tasks_go_on_after_their_producer_epoch_was_bumped(bootstrap, unique, tmp_path, kind) -> None:
-    """The runtime's own tasks (threads executor) keep running and committing: nothing stops silently."""
+def test_tasks_go_on_after_their_producer_epoch_was_bumped(bootstrap, unique, tmp_path, kind, executor) -> None:
+    """The runtime's own tasks keep running and committing, on threads and in task processes (whose fences ask
+    the task control topic as well): nothing stops silently."""
     topic, group = f"bump-{kind}-{unique}", f"g-{unique}"
     create_topics(bootstrap, topic)
     worker = {"offset.flush.interval.ms": "200",
               "exactly.once.source.support": "enabled" if kind.startswith("exactly") else "disabled"}
-    with ConnectRuntime(bootstrap, group, worker) as rt:
+    with ConnectRuntime(bootstrap, group, worker, executor=executor) as rt:
         if kind.endswith("source"):
             rt.create_connector("t", {"connector.class": "SequenceSource", "topic": topic, "rate": "500"})
             committed = lambda: rt.get_offsets("t")["offsets"]  # noqa: E731
@@ -118,12 +120,16 @@ def test_tasks_go_on_after_their_producer_epoch_was_bumped(bootstrap, unique, tm
                 return sum(list_group_offsets({"bootstrap.servers": bootstrap}, "connect-t").values())
             committed = progress
         wait_until(committed, 60, message="a first commit")
-        runner = rt.herder.task_handle("t", 0).runner
+        handle = rt.herder.task_handle("t", 0)
         bump_epoch(bootstrap, transactional_id(group, TaskId("t", 0)))
-        wait_until(lambda: runner.fence.reclaims >= 1, 60, message="the fence claiming its id again")
+        if executor == "threads":
+            wait_until(lambda: handle.runner.fence.reclaims >= 1, 60, message="the fence claiming its id again")
         before = progress()
-        wait_until(lambda: progress() > before, 60, message="commits after the fence claimed again")
-        assert not runner.done.is_set() and not runner.fenced
+        wait_until(lambda: progress() > before, 60, message="commits after the producer epoch was bumped")
+        if executor == "threads":
+            assert not handle.runner.done.is_set() and not handle.runner.fenced
+        else:  # the same instance goes on: it did not end (as fenced) nor run again
+            assert handle.result is None and handle.runs == 1
         assert rt.task_status("t", 0)["state"] == "RUNNING"
     if kind == "exactly-once-source":  # started again from its committed offsets: each number once
         seqs = [json.loads(v)["payload"]["seq"] for _, v in read_records(bootstrap, topic)]  # read_committed

@@ -120,7 +120,7 @@ def run_hosted_task(hosted: HostedTask) -> dict[str, Any]:
             return {**result, "outcome": "failed"}
         if own is not None:
             stores.append(started[-1])
-        built, _ = build_runner(spec, TaskServices(plugins, wc, status), stores)
+        built, _ = build_runner(spec, TaskServices(plugins, wc, status, control=control), stores)
         runner.append(built)
         current = control.control(tid.connector, tid.task)
         if current is None or current["generation"] != spec.generation or current["state"] == "STOPPED":
