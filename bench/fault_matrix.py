@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import signal
 import sys
 from pathlib import Path
 
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--loop", type=int, default=0, metavar="N", help="issue 31's reproduction, N runs")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that atexit stops the brokers it started
     print(f"connect_magics {runtime_state()}", flush=True)
     if args.loop:
         return loop(args.loop, args)

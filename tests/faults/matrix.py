@@ -161,7 +161,7 @@ class Count:
             for v in values:
                 try:
                     self.counts[int(v.rsplit(b"-", 1)[-1])] += 1
-                except ValueError:  # not a line-{i} (a torn line): counted as garbage
+                except (ValueError, AttributeError):  # AttributeError: a null value  # not a line-{i} (a torn line): counted as garbage
                     self.garbage += 1
             self.total += len(values)
             if values:
@@ -184,6 +184,8 @@ class Monitor:
 
     def __init__(self, read: Callable[[], list[bytes]], close: Callable[[], None] = lambda: None) -> None:
         self.count = Count()
+        self.reader: TopicReader | None = None
+        self.errors = 0
         self._read, self._close = read, close
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fault-matrix-monitor", daemon=True)
@@ -192,12 +194,13 @@ class Monitor:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
+                values: list[bytes] = []
                 try:
                     values = self._read()
-                except Exception:  # noqa: BLE001 - a broker fault: read again
-                    log.debug("monitor read failed", exc_info=True)
-                    values = []
-                self.count.add(values)
+                    self.count.add(values)
+                except Exception as e:  # noqa: BLE001 - a broker fault: read again
+                    self.errors += 1
+                    log.info("monitor read failed: %r", e)
                 if not values:
                     self._stop.wait(0.05)
         finally:
@@ -209,14 +212,10 @@ class Monitor:
 
     @classmethod
     def topic(cls, bootstrap: str, topic: str) -> Monitor:
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"matrix-count-{uuid.uuid4().hex[:6]}",
-                             "enable.auto.commit": False, "isolation.level": "read_committed",
-                             "reconnect.backoff.max.ms": 500, "logger": _QUIET})
-        consumer.assign([TopicPartition(topic, 0, 0)])
-
-        def read() -> list[bytes]:
-            return [m.value() for m in consumer.consume(10_000, timeout=0.2) if not m.error()]
-        return cls(read, consumer.close)
+        reader = TopicReader(bootstrap, topic)
+        monitor = cls(reader.read, reader.close)
+        monitor.reader = reader
+        return monitor
 
     @classmethod
     def file(cls, path: Path) -> Monitor:
@@ -233,6 +232,55 @@ class Monitor:
             state["rest"] = lines.pop()
             return [line for line in lines if line]
         return cls(read)
+
+
+class TopicReader:
+    """Reads partition 0 of a topic (read_committed) from where it stopped, through broker faults: a consumer
+    that returns nothing for ``STUCK_S`` while the partition has records past its position is replaced by a
+    new one assigned at that position (and the replacement is logged), so that a confused client never
+    passes for a stalled connector."""
+
+    STUCK_S = 5.0
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap, self.topic = bootstrap, topic
+        self.next_offset = 0
+        self.replaced = 0
+        self._idle_since = time.monotonic()
+        self.consumer = self._consumer()
+
+    def _consumer(self) -> Consumer:
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"matrix-count-{uuid.uuid4().hex[:6]}",
+                             "enable.auto.commit": False, "isolation.level": "read_committed",
+                             "auto.offset.reset": "error", "reconnect.backoff.max.ms": 500, "logger": _QUIET})
+        consumer.assign([TopicPartition(self.topic, 0, self.next_offset)])
+        return consumer
+
+    def read(self) -> list[bytes]:
+        values = []
+        for m in self.consumer.consume(10_000, timeout=0.2):
+            if m.error():
+                log.info("monitor of %s: %s", self.topic, m.error())
+                continue
+            values.append(m.value())
+            self.next_offset = m.offset() + 1
+        now = time.monotonic()
+        if values:
+            self._idle_since = now
+        elif now - self._idle_since > self.STUCK_S:
+            self._idle_since = now
+            end = self.consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=2, cached=False)[1]
+            position = self.consumer.position([TopicPartition(self.topic, 0)])[0].offset
+            if end > max(self.next_offset, position):  # records (or an open transaction) past the position
+                log.warning("monitor of %s: nothing read for %.0f s at offset %d while the partition ends at %d: "
+                            "a new consumer", self.topic, self.STUCK_S, self.next_offset, end)
+                self.consumer.close()
+                self.consumer = self._consumer()
+                self.replaced += 1
+        return values
+
+    def close(self) -> None:
+        self.consumer.close()
 
 
 def _quiet_logger() -> logging.Logger:
@@ -420,9 +468,10 @@ class RuntimeDriver(Driver):
     """connect_magics' :class:`ConnectRuntime` on the ``threads``, ``processes`` or ``spark`` executor."""
 
     def __init__(self, bootstrap: str, group_id: str, worker_config: dict[str, str], executor: str,
-                 spark: Any = None) -> None:
+                 spark: Any = None, notes: list[str] | None = None) -> None:
         from connect_magics import ConnectRuntime
 
+        self.executor, self.notes = executor, notes if notes is not None else []
         self.rt = ConnectRuntime(bootstrap, group_id, worker_config, spark=spark, executor=executor)
 
     def create(self, name: str, config: dict[str, str]) -> None:
@@ -433,6 +482,20 @@ class RuntimeDriver(Driver):
 
     def close(self) -> None:
         self.rt.close()
+        if self.executor == "spark":
+            self._cancel_leftover_jobs()
+
+    def _cancel_leftover_jobs(self) -> None:
+        """A task that outlived close() keeps its Spark job, and with it an executor slot the next case needs:
+        noted, and cancelled."""
+        try:
+            context = self.rt.spark.sparkContext
+            active = context.statusTracker().getActiveJobsIds()
+        except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext here
+            return
+        if active:
+            self.notes.append(f"{len(active)} Spark jobs still ran after close(): cancelled")
+            context.cancelAllJobs()
 
 
 class JavaDriver(Driver):
@@ -492,16 +555,18 @@ def runtime_log(workdir: Path) -> Iterator[None]:
     handler = logging.FileHandler(workdir / "runtime.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
     handler.setLevel(logging.INFO)
-    logger = logging.getLogger("connect_magics")
-    level = logger.level
-    logger.addHandler(handler)
-    if not level or level > logging.INFO:
-        logger.setLevel(logging.INFO)
+    loggers = [logging.getLogger("connect_magics"), log]  # the runtime's and the harness's
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        if not logger.level or logger.level > logging.INFO:
+            logger.setLevel(logging.INFO)
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(level)
         handler.close()
 
 
@@ -576,7 +641,7 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
             if executor == "java":
                 driver = JavaDriver(bootstrap, group_id, worker, workdir, replicated=target.cluster is not None)
             else:
-                driver = RuntimeDriver(bootstrap, group_id, worker, executor, spark)
+                driver = RuntimeDriver(bootstrap, group_id, worker, executor, spark, result.notes)
             configs = connector_configs(kind, topic, infile, outfile, sink_session_timeout_ms)
             measured = Monitor.topic(bootstrap, topic) if kind == "source" else Monitor.file(outfile)
             monitors.append(measured)
@@ -586,12 +651,19 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
                 monitors.append(trigger)
             if kind == "sink":
                 writer = TopicWriter(bootstrap, topic)
-            feeder = Feeder(records, feed_s, writer or file_writer(infile)).start()
-            if writer is not None and not feed_s:  # every record in the topic before the sink starts
-                wait_until(lambda: writer.flush(1) == 0, 120, message="the sink's input in the topic")
+            feeder = Feeder(records, feed_s, writer or file_writer(infile))
+            if not feed_s:  # every record in place before the connectors start
+                feeder.start()
+                if writer is not None:
+                    wait_until(lambda: writer.flush(1) == 0, 120, message="the sink's input in the topic")
             for name, config in configs.items():
                 driver.create(name, config)
             names = list(configs)
+            if feed_s:  # fed once every task runs, so that a slow start (a Spark job) does not meet a backlog
+                wait_until(lambda: all(ts and all(t.get("state") == "RUNNING" for t in ts)
+                                       for ts in tasks_of(driver, names, []).values()),
+                           120, interval=0.1, message="every task RUNNING")
+                feeder.start()
             main = "source" if kind == "source" else "sink"
 
             wait_until(lambda: trigger.count.distinct >= records * INJECT_AT, max(120.0, (feed_s or 0) * 3),
@@ -605,7 +677,7 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
                 return at_end >= records or measured.count.grew_after(ended) is not None
 
             def failed_visibly() -> bool:
-                states = tasks_of(driver, names, result.notes)
+                states = tasks_of(driver, names, [])  # a status call failing during the fault is no news
                 return any(t.get("state") == "FAILED" and t.get("trace") for ts in states.values() for t in ts)
 
             try:
@@ -649,6 +721,9 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
                     topic_counts = dict(trigger.count.counts)
                 result.notes.append(f"topic: {sum(1 for i in range(records) if i not in topic_counts)} lost, "
                                     f"{sum(n - 1 for n in topic_counts.values() if n > 1)} duplicated")
+            replaced = sum(m.reader.replaced for m in monitors if m.reader is not None)
+            if replaced:
+                result.notes.append(f"the harness's topic reader was stuck and replaced {replaced} times")
             if measured.count.garbage:
                 result.notes.append(f"{measured.count.garbage} lines that are no line-{{i}}")
             if writer is not None and writer.errors:
