@@ -16,9 +16,11 @@ watches a pipe from it), as a Java worker's task threads end with the worker.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -125,5 +127,6 @@ def _exit_at_end_of(fd: int) -> None:
 
 
 if __name__ == "__main__":
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID` prints where a task process's threads are (stderr)
     with os.fdopen(int(sys.argv[1]), "wb") as out:
         host_task_process(sys.stdin.fileno(), out)
