@@ -340,6 +340,19 @@ class Struct:
         self.schema = schema
         self._values: list[Any] = [None] * len(schema.fields)
 
+    @classmethod
+    def of(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct from its field values in field order, not validated: for converters whose decoder
+        already checked each value against the schema.
+
+        >>> Struct.of(SchemaBuilder.struct().field("id", INT64_SCHEMA).build(), [7]).get("id")
+        7
+        """
+        struct = cls.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
     def _lookup(self, field: str | Field) -> Field:
         if isinstance(field, Field):
             return field
