@@ -155,7 +155,7 @@ class AvroConverter(Converter):
         if registered.schema_type not in (None, "AVRO"):
             raise DataException(f"Schema {schema_id} is {registered.schema_type}, not AVRO: the topic {topic} "
                                 f"needs the matching converter")
-        avro = json.loads(registered.schema_str)
+        avro = _avro_json(registered.schema_str)
         record_name = None
         if isinstance(avro, dict) and avro.get("type") == "record":
             record_name = avro["name"] if "." in avro["name"] or not avro.get("namespace") \
@@ -165,7 +165,7 @@ class AvroConverter(Converter):
             version = self.registry.version(subject, schema_id)
         except DataException:
             version = None
-        schema = self.data.to_connect_schema(registered.schema_str, version)
+        schema = self.data.to_connect_schema(json.dumps(avro), version)
         entry = (_parse(avro), schema, reader(schema))
         self._readers[schema_id] = entry
         return entry
@@ -174,6 +174,14 @@ class AvroConverter(Converter):
         return {**self.__dict__, "_writers": LRUCache(self._writers.max_size), "_readers": {}}
 
 
+def _avro_json(text: str) -> Any:
+    """A registered Avro schema as JSON data (a registry may answer a primitive schema unquoted: ``long``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text.strip()
+
+
 def _parse(avro: Any) -> Any:
-    return fastavro.parse_schema(json.loads(avro) if isinstance(avro, str) else avro)
+    return fastavro.parse_schema(_avro_json(avro) if isinstance(avro, str) else avro)
 
