@@ -512,6 +512,7 @@ class Decimal:
 
     LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
     SCALE_FIELD = "scale"
+    PRECISION_FIELD = "connect.decimal.precision"
 
     @staticmethod
     def builder(scale: int) -> SchemaBuilder:
@@ -530,6 +531,18 @@ class Decimal:
             return int(text)
         except ValueError as e:
             raise DataException("Invalid scale parameter found in Decimal schema: ") from e
+
+    @staticmethod
+    def precision(schema: Schema, default: int) -> int:
+        """The precision Avro's and Confluent's converters keep in ``connect.decimal.precision``, else
+        ``default``; ``default`` too when the kept one cannot hold the scale or exceeds it.
+
+        >>> Decimal.precision(Decimal.builder(2).parameter("connect.decimal.precision", "10").build(), 38)
+        10
+        """
+        text = (schema.parameters or {}).get(Decimal.PRECISION_FIELD)
+        precision = int(text) if text is not None and text.isdigit() else default
+        return precision if Decimal.scale(schema) <= precision <= default else default
 
     @staticmethod
     def from_logical(schema: Schema, value: decimal.Decimal) -> bytes:

@@ -416,6 +416,46 @@ def test_file_sink_and_read_topic_decode_avro_written_by_confluent_kafka(avro_ru
                                             "value.converter.schema.registry.url": schema_registry.url},
                                     spark=spark)
     types = dict(frame.select("value.*").dtypes)
-    assert types == {"id": "bigint", "who": "string", "amount": "decimal(38,2)", "at": "timestamp"}
+    assert types == {"id": "bigint", "who": "string", "amount": "decimal(12,2)", "at": "timestamp"}
     rows = {r["id"]: r for r in frame.select("value.*").collect()}
     assert len(rows) == 300 and rows[42]["amount"] == decimal.Decimal("0.42") and rows[42]["who"] == "p0"
+
+
+def test_spark_table_sink_writes_the_avro_schemas_types(avro_runtime, bootstrap, schema_registry, unique, tmp_path,
+                                                        spark) -> None:
+    topic = f"avro-table-{unique}"
+    create_topics(bootstrap, topic, partitions=2)
+    avro = {"type": "record", "name": "Trade", "namespace": "desk", "fields": [
+        {"name": "id", "type": "long"}, {"name": "symbol", "type": "string"},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 4}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "venue", "type": ["null", "string"], "default": None}]}
+    serializer = AvroSerializer(SchemaRegistryClient({"url": schema_registry.url}), json.dumps(avro))
+    producer = Producer({"bootstrap.servers": bootstrap})
+    start = dt.datetime(2026, 3, 1, tzinfo=UTC)
+    produced = {}
+    for i in range(500):
+        record = {"id": i, "symbol": f"S{i % 4}", "price": decimal.Decimal(1000 + i).scaleb(-4),
+                  "at": start + dt.timedelta(milliseconds=37 * i), "venue": None if i % 3 else "X"}
+        produced[i] = record
+        producer.produce(topic, serializer(record, ctx(topic)), partition=i % 2)
+    assert producer.flush(30) == 0
+    table = tmp_path / "trades"
+    avro_runtime.create_connector("trades", {
+        "connector.class": "SparkTableSink", "topics": topic, "path": str(table), "key.converter": STRING,
+        "value.converter": AVRO, "value.converter.schema.registry.url": schema_registry.url,
+        "flush.size": "200"})
+    import pyarrow.dataset as ds
+
+    wait_until(lambda: table.exists() and ds.dataset(str(table), format="parquet").count_rows() >= 500, 90,
+               interval=0.2, message="500 rows in the table")
+    frame = spark.read.parquet(str(table))
+    assert dict(frame.dtypes) == {"id": "bigint", "symbol": "string", "price": "decimal(10,4)",
+                                  "at": "timestamp", "venue": "string"}
+    rows = {r["id"]: r.asDict() for r in frame.collect()}
+    assert len(rows) == 500
+    for i, record in produced.items():
+        row = rows[i]
+        assert (row["symbol"], row["price"], row["venue"]) == (record["symbol"], record["price"], record["venue"])
+    millis = frame.where("id = 42").selectExpr("unix_millis(at) AS at").collect()[0]["at"]
+    assert millis == int(produced[42]["at"].timestamp() * 1000)
