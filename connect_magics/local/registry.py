@@ -38,6 +38,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -338,7 +339,8 @@ class SchemaRegistry:
         self.compatibility = compatibility.upper() if compatibility else None
         self.progress = progress
         self._own_dir = work_dir is None
-        self.work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="connect-magics-registry-"))
+        self.work_dir = Path(work_dir) if work_dir else \
+            Path(tempfile.gettempdir()) / f"connect-magics-registry-{uuid.uuid4().hex[:12]}"  # made by start()
         self._proc: _Process | None = None
         self.startup_seconds: float | None = None
 
