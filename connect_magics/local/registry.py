@@ -19,9 +19,10 @@ confluent-kafka's ``SchemaRegistryClient`` or to a converter's ``schema.registry
 
 Schema ids are Apicurio's *content* ids (``apicurio.ccompat.legacy-id-mode.enabled=false``): like Confluent's
 ids they name a schema's content, so one schema registered under two subjects has one id, and the id written
-in a record by a serializer is the one ``GET /schemas/ids/{id}`` answers. The default compatibility is
-BACKWARD, as Confluent's (``compatibility=None`` keeps Apicurio's: none); ``PUT /config/{subject}`` sets a
-subject's.
+in a record by a serializer is the one ``GET /schemas/ids/{id}`` answers. ``PUT /config/{subject}`` sets a
+subject's compatibility; the default one is BACKWARD, as Confluent's, where a subject's setting can lift it (3.1
+on; 3.0 keeps a global rule in force over a subject's NONE, so there the default is Apicurio's: none). See
+:func:`default_compatibility`.
 """
 
 from __future__ import annotations
@@ -104,6 +105,23 @@ def choose_version(java_major: int, version: str | None = None) -> str:
                                   f"{java_major}. Install a JDK {needed}+ (or pass java=PATH), or use version "
                                   f"{JAVA17_VERSION}, which runs on Java 17.")
     return version
+
+
+def default_compatibility(version: str, requested: str | None = None) -> str:
+    """The registry's default compatibility level: ``requested`` if given, else Confluent's (BACKWARD) where a
+    subject's ``PUT /config/{subject}`` overrides it (Apicurio 3.1 on), else NONE (3.0 keeps a global rule in
+    force over a subject's NONE, so a global BACKWARD could never be lifted there).
+
+    >>> default_compatibility("3.3.3"), default_compatibility("3.0.9"), default_compatibility("3.0.9", "full")
+    ('BACKWARD', 'NONE', 'FULL')
+    """
+    if requested is not None:
+        level = requested.upper()
+        if level not in COMPATIBILITY_LEVELS:
+            raise SchemaRegistryError(f"compatibility {requested!r}: expected one of {', '.join(COMPATIBILITY_LEVELS)}"
+                                      ", or None for the default")
+        return level
+    return "BACKWARD" if _version_tuple(version) >= (3, 1) else "NONE"
 
 
 def registry_java(java: str | None = None, version: str | None = None) -> tuple[Java, str]:
@@ -267,9 +285,10 @@ def launcher(distribution: Path) -> Path:
 
 # -- the server -----------------------------------------------------------------------------------------
 def registry_properties(port: int, management_port: int, work_dir: Path,
-                        compatibility: str | None = "BACKWARD") -> dict[str, str]:
+                        compatibility: str = "BACKWARD") -> dict[str, str]:
     """The system properties the registry runs with: loopback only, in-memory storage, a small pool, no access
-    log, Confluent-compatible ids, deletions allowed (as Confluent's ``DELETE /subjects``), BACKWARD default."""
+    log, Confluent-compatible ids, deletions allowed (as Confluent's ``DELETE /subjects``), ``compatibility`` as
+    the global rule (NONE: no global rule)."""
     props = {
         "quarkus.http.host": HOST,
         "quarkus.http.port": str(port),
@@ -290,7 +309,7 @@ def registry_properties(port: int, management_port: int, work_dir: Path,
         "apicurio.storage.snapshot.location": str(work_dir),
         "apicurio.import.work-dir": str(work_dir),
     }
-    if compatibility is not None:
+    if compatibility != "NONE":
         props["apicurio.rules.global.compatibility"] = compatibility
     return props
 
@@ -315,20 +334,20 @@ class SchemaRegistry:
 
     ``port`` defaults to a free one; ``version`` and ``java`` to :func:`registry_java`'s choice; ``work_dir``
     (its log ``registry.log``) to a temporary directory removed by :meth:`stop`. ``compatibility`` is the
-    default compatibility level of subjects (Confluent's default: BACKWARD; None: Apicurio's, none).
+    default compatibility level of subjects (None: :func:`default_compatibility`'s, BACKWARD as Confluent's where
+    the version allows it); :attr:`compatibility` is the level in force once started.
     ``progress`` gets the lines of a first download. A registry started by this process is stopped when the
     process exits.
     """
 
     def __init__(self, port: int | None = None, version: str | None = None, java: str | None = None,
                  work_dir: str | os.PathLike[str] | None = None, heap: str = DEFAULT_HEAP,
-                 compatibility: str | None = "BACKWARD",
+                 compatibility: str | None = None,
                  progress: Callable[[str], None] | None = None) -> None:
         if port is not None and not 0 < port < 65536:
             raise SchemaRegistryError(f"port {port}: must be between 1 and 65535 (or None for a free one)")
-        if compatibility is not None and compatibility.upper() not in COMPATIBILITY_LEVELS:
-            raise SchemaRegistryError(f"compatibility {compatibility!r}: expected one of "
-                                      f"{', '.join(COMPATIBILITY_LEVELS)}, or None")
+        if compatibility is not None:
+            default_compatibility(DEFAULT_VERSION, compatibility)  # refuses an unknown level now
         if version is not None:
             _version_tuple(version)
         self.port = port or free_port()
@@ -336,7 +355,8 @@ class SchemaRegistry:
         self.version: str | None = None  # known once started
         self._java = java
         self.heap = heap
-        self.compatibility = compatibility.upper() if compatibility else None
+        self.requested_compatibility = compatibility
+        self.compatibility: str | None = None  # known once started
         self.progress = progress
         self._own_dir = work_dir is None
         self.work_dir = Path(work_dir) if work_dir else \
@@ -361,7 +381,9 @@ class SchemaRegistry:
 
     def command(self, java: str, distribution: Path, management_port: int) -> list[str]:
         """The registry's Java command line."""
-        props = registry_properties(self.port, management_port, self.work_dir, self.compatibility)
+        compatibility = default_compatibility(self.version or self.requested_version or DEFAULT_VERSION,
+                                              self.requested_compatibility)
+        props = registry_properties(self.port, management_port, self.work_dir, compatibility)
         return [java, f"-Xmx{self.heap}", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Djava.awt.headless=true", *(f"-D{k}={v}" for k, v in props.items()),
                 "-jar", str(launcher(distribution))]
@@ -374,6 +396,7 @@ class SchemaRegistry:
             raise SchemaRegistryError(f"Port {self.port} on {HOST} is already in use: choose another port, or "
                                       "none for a free one.")
         java, self.version = registry_java(self._java, self.requested_version)
+        self.compatibility = default_compatibility(self.version, self.requested_compatibility)
         distribution = resolve_distribution(self.version, java.executable, self.progress)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         management_port = free_port()

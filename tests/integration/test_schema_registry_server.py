@@ -132,12 +132,20 @@ def test_backward_compatibility_refuses_an_incompatible_schema(client: SchemaReg
     assert client.get_versions(subject) == [1, 2, 3]
 
 
-def test_the_default_compatibility_is_backward_as_confluents(client: SchemaRegistryClient, unique: str) -> None:
+def test_the_default_compatibility_is_backward_as_confluents(schema_registry: SchemaRegistry,
+                                                            client: SchemaRegistryClient, unique: str) -> None:
+    """BACKWARD where a subject's setting can lift it (3.1 on); on 3.0, none (docs: default_compatibility)."""
     subject = f"defaults-{unique}-value"
     client.register_schema(subject, avro(USER))
     without_default = {**USER, "fields": [*USER["fields"], {"name": "age", "type": "int"}]}
-    with pytest.raises(ClientError, match="Incompatible"):
+    if schema_registry.compatibility == "BACKWARD":
+        with pytest.raises(ClientError, match="Incompatible"):
+            client.register_schema(subject, avro(without_default))
+        assert client.get_config().compatibility_level == ConfigCompatibilityLevel.BACKWARD
+    else:
+        assert schema_registry.version == JAVA17_VERSION and schema_registry.compatibility == "NONE"
         client.register_schema(subject, avro(without_default))
+        assert client.get_versions(subject) == [1, 2]
 
 
 def test_subjects_can_be_deleted(client: SchemaRegistryClient, unique: str) -> None:

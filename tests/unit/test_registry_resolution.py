@@ -102,7 +102,15 @@ def test_the_server_settings(tmp_path: Path) -> None:
     assert props["apicurio.ccompat.legacy-id-mode.enabled"] == "false"  # content ids, as Confluent's
     assert props["apicurio.rules.global.compatibility"] == "BACKWARD"
     assert props["apicurio.import.work-dir"] == str(tmp_path)
-    assert "apicurio.rules.global.compatibility" not in reg.registry_properties(1, 2, tmp_path, None)
+    assert "apicurio.rules.global.compatibility" not in reg.registry_properties(1, 2, tmp_path, "NONE")
+
+
+def test_the_default_compatibility_is_confluents_where_a_subject_can_lift_it() -> None:
+    assert reg.default_compatibility("3.3.3") == "BACKWARD"
+    assert reg.default_compatibility("3.1.0") == "BACKWARD"
+    assert reg.default_compatibility("3.0.9") == "NONE"  # 3.0 keeps a global rule over a subject's NONE
+    assert reg.default_compatibility("3.0.9", "forward_transitive") == "FORWARD_TRANSITIVE"
+    assert reg.default_compatibility("3.3.3", "NONE") == "NONE"
 
 
 def test_the_command_line(tmp_path: Path) -> None:
@@ -123,7 +131,7 @@ def test_the_command_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"port": 0}, "port 0: must be between 1 and 65535"),
     ({"port": 70000}, "port 70000"),
-    ({"compatibility": "SIDEWAYS"}, "compatibility 'SIDEWAYS': expected one of BACKWARD"),
+    ({"compatibility": "SIDEWAYS"}, "compatibility 'SIDEWAYS': expected one of BACKWARD.*or None for the default"),
     ({"version": "newest"}, "version 'newest': expected digits and dots"),
 ])
 def test_bad_arguments_are_refused(kwargs: dict, message: str) -> None:
