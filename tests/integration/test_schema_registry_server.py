@@ -4,7 +4,11 @@ Confluent's API, its ids, serializers through the real broker, compatibility, li
 from __future__ import annotations
 
 import json
+import os
+import signal
 import struct
+import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -189,3 +193,41 @@ def test_java_17_runs_the_older_version(tmp_path) -> None:
         schema_id = client.register_schema("old-value", avro(USER))
         assert json.loads(client.get_schema(schema_id).schema_str) == USER
     assert (tmp_path / "registry.log").is_file()  # a given work directory is kept
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "connect_magics.cli", "schema-registry", *args]
+
+
+def test_the_cli_runs_it_until_sigterm(schema_registry: SchemaRegistry) -> None:
+    port = free_port()
+    proc = subprocess.Popen(_cli("--port", str(port), "--version", schema_registry.version or ""),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()  # printed once it answers
+        assert line == f"schema.registry.url=http://127.0.0.1:{port}/apis/ccompat/v7", proc.stderr.read()
+        assert SchemaRegistryClient({"url": line.split("=", 1)[1]}).get_subjects() == []
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+        assert "Stop it with SIGTERM or Ctrl-C" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(line.split("=", 1)[1] + "/subjects", timeout=5)
+
+
+def test_the_cli_refuses_bad_input_clearly() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(_cli("--compatibility", "sideways"), capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and "invalid choice: 'SIDEWAYS'" in done.stderr
+    java = find_java(prefer=(17,))
+    if java.major < 21:
+        done = subprocess.run(_cli("--version", "3.3.3", "--java", java.executable), capture_output=True, text=True,
+                              env=env, timeout=60)
+        assert done.returncode == 2 and "error: Apicurio Registry 3.3.3 needs Java 21 or newer" in done.stderr
+    done = subprocess.run(_cli("--java", "/no/such/java"), capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and "error: Java executable /no/such/java does not exist" in done.stderr
