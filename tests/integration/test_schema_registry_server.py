@@ -231,3 +231,44 @@ def test_the_cli_refuses_bad_input_clearly() -> None:
         assert done.returncode == 2 and "error: Apicurio Registry 3.3.3 needs Java 21 or newer" in done.stderr
     done = subprocess.run(_cli("--java", "/no/such/java"), capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 2 and "error: Java executable /no/such/java does not exist" in done.stderr
+
+
+@pytest.fixture
+def shell(unique: str):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "connect_magics")
+    ip.run_line_magic("config", f"ConnectMagics.group_id = 'registry-{unique}'")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "connect_magics")
+
+
+def test_the_magic_starts_it_beside_the_embedded_broker_and_stops_it_on_close(
+        shell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("connect", "start --embedded --schema-registry -o rt")
+    magics = shell._connect_magics
+    registry, broker, rt = magics.schema_registry, magics.broker, shell.user_ns["rt"]
+    assert registry is not None and broker is not None and registry.is_running()
+    assert rt.schema_registry_url == registry.url
+    out = capsys.readouterr().out
+    assert f"schema.registry.url={registry.url}" in out and f"Apicurio Registry {registry.version}" in out
+    client = SchemaRegistryClient({"url": rt.schema_registry_url})
+    schema_id = client.register_schema("magic-value", avro(USER))
+    assert json.loads(client.get_schema(schema_id).schema_str) == USER
+
+    shell.run_line_magic("connect", "close")
+    assert magics.schema_registry is None and magics.broker is None
+    assert not registry.is_running() and not broker.is_running()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(registry.url + "/subjects", timeout=5)
+
+
+def test_the_magic_refuses_a_registry_beside_a_remote_cluster(shell) -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="--remote excludes --embedded, --schema-registry"):
+        shell.run_line_magic("connect", "start --remote http://127.0.0.1:1 --schema-registry")
+    assert shell._connect_magics.schema_registry is None and shell._connect_magics.runtime is None
