@@ -1,4 +1,5 @@
-"""The ``connect-magics`` command: the embedded broker, a worker with its REST API, and the demo."""
+"""The ``connect-magics`` command: the embedded broker, a worker with its REST API, a local Schema Registry,
+and the demo."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from connect_magics.api.config import ConfigException
-from connect_magics.local import BrokerError, EmbeddedBroker, JavaNotFoundError, KafkaDownloadError
+from connect_magics.local import (
+    BrokerError,
+    EmbeddedBroker,
+    JavaNotFoundError,
+    KafkaDownloadError,
+    SchemaRegistry,
+    SchemaRegistryError,
+)
 from connect_magics.local.broker import default_data_dir
+from connect_magics.local.registry import COMPATIBILITY_LEVELS
 from connect_magics.runtime.executors import EXECUTORS
 from connect_magics.storage.authorization import KafkaAccessError
 
@@ -119,6 +128,21 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _schema_registry(args: argparse.Namespace) -> int:
+    registry = SchemaRegistry(port=args.port, version=args.version, java=args.java,
+                              compatibility=args.compatibility)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with registry:
+        print(f"schema.registry.url={registry.url}", flush=True)
+        print(f"Apicurio Registry {registry.version} (Confluent's Schema Registry API, in memory, default "
+              f"compatibility {registry.compatibility}) started in {registry.startup_seconds:.1f} s; log "
+              f"{registry.log_file}. Stop it with SIGTERM or Ctrl-C.", file=sys.stderr, flush=True)
+        stop.wait()
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from connect_magics.demo import run_demo
 
@@ -148,6 +172,14 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--rest-credentials", metavar="FILE", help="HTTP basic users, one user=password per line")
     w.add_argument("--rest-token-file", metavar="FILE", help="a file holding a bearer token")
     w.set_defaults(func=_worker)
+    r = sub.add_parser("schema-registry", help="a local Schema Registry (Apicurio Registry, in memory, Confluent's "
+                                               "API), until SIGTERM or Ctrl-C")
+    r.add_argument("--port", type=int, help="its HTTP port (default: a free one)")
+    r.add_argument("--version", help="the Apicurio Registry version (default: 3.3.3 on Java 21+, 3.0.9 on Java 17)")
+    r.add_argument("--java", metavar="PATH", help="the java executable (default: the first Java 21+ found, else 17+)")
+    r.add_argument("--compatibility", choices=COMPATIBILITY_LEVELS, type=str.upper,
+                   help="the default compatibility of subjects (default: BACKWARD, as Confluent's; NONE on 3.0.x)")
+    r.set_defaults(func=_schema_registry)
     d = sub.add_parser("demo", help="a whole pipeline on the embedded broker and a local SparkSession")
     d.add_argument("--bootstrap-servers", help="use this cluster instead of starting the embedded broker")
     d.add_argument("--records", type=int, default=1000)
@@ -159,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (BrokerError, JavaNotFoundError, KafkaDownloadError, ConfigException, KafkaAccessError) as e:
+    except (BrokerError, JavaNotFoundError, KafkaDownloadError, SchemaRegistryError, ConfigException,
+            KafkaAccessError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -1,5 +1,5 @@
-"""Fixtures: a real embedded Apache Kafka broker (one per session, a second on demand) and a local
-SparkSession with quiet logs and small memory."""
+"""Fixtures: a real embedded Apache Kafka broker (one per session, a second on demand), a local
+SparkSession with quiet logs and small memory, and a real Schema Registry (Apicurio, on demand)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from connect_magics.local import EmbeddedBroker  # noqa: E402
+from connect_magics.local import EmbeddedBroker, SchemaRegistry  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -23,7 +23,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.broker)
         if "spark" in names:
             item.add_marker(pytest.mark.spark)
-        if not any(item.iter_markers(name=m) for m in ("broker", "spark", "notebook")):
+        if "schema_registry" in names:
+            item.add_marker(pytest.mark.registry)
+        if not any(item.iter_markers(name=m) for m in ("broker", "spark", "notebook", "registry")):
             item.add_marker(pytest.mark.unit)
 
 
@@ -59,6 +61,16 @@ def outage_broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
     b.start()
     yield b
     b.stop()
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> SchemaRegistry:
+    """The session's Schema Registry: Apicurio Registry in memory, Confluent's API at ``.url`` (downloaded from
+    Maven Central into the user cache on first use, progress on stderr)."""
+    registry = SchemaRegistry()
+    registry.start()
+    yield registry
+    registry.stop()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 >>> %load_ext connect_magics  # doctest: +SKIP
 >>> %connect start --embedded  # doctest: +SKIP
+>>> %connect start --embedded --schema-registry  # doctest: +SKIP
 >>> %connect status lines -o st  # doctest: +SKIP
 
 Tables (statuses, plugins, offsets, validation errors) are pandas DataFrames, everything else plain text,
@@ -58,7 +59,8 @@ class ConnectMagicError(UsageError):
 class ConnectMagics(Magics):
     """``%connect`` / ``%%connect``; configure with ``%config ConnectMagics.bootstrap_servers = "host:9092"``.
 
-    ``runtime`` is the running :class:`~connect_magics.ConnectRuntime` (None before ``%connect start``).
+    ``runtime`` is the running :class:`~connect_magics.ConnectRuntime` (None before ``%connect start``);
+    ``broker`` and ``schema_registry`` the embedded broker and local Schema Registry it started, if any.
     """
 
     bootstrap_servers = Unicode("", help="Kafka bootstrap servers used by %connect start").tag(config=True)
@@ -75,6 +77,7 @@ class ConnectMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.runtime: Any = None
         self.broker: Any = None
+        self.schema_registry: Any = None
         self.rest_server: Any = None
 
     # -- entry point ----------------------------------------------------------------------------
@@ -132,36 +135,50 @@ class ConnectMagics(Magics):
         if args.embedded and args.bootstrap_servers:
             raise UsageError("--embedded and --bootstrap-servers exclude each other: the embedded broker "
                              "chooses its own address")
-        broker = None
-        if args.embedded:
-            from connect_magics.local import EmbeddedBroker
-
-            broker = EmbeddedBroker(progress=lambda msg: print(msg, flush=True))
-            broker.start()
-            servers = broker.bootstrap_servers
-        elif not servers.strip():
+        if not (args.embedded or servers.strip()):
             raise UsageError("bootstrap_servers is not set: pass --bootstrap-servers HOST:PORT, set "
                              "%config ConnectMagics.bootstrap_servers = 'HOST:PORT', or use --embedded")
+        broker = registry = None
+        say = lambda msg: print(msg, flush=True)  # noqa: E731 - progress of first downloads
         try:
+            if args.embedded:
+                from connect_magics.local import EmbeddedBroker
+
+                broker = EmbeddedBroker(progress=say)
+                broker.start()
+                servers = broker.bootstrap_servers
+            if args.schema_registry:
+                from connect_magics.local import SchemaRegistry, SchemaRegistryError
+
+                registry = SchemaRegistry(progress=say)
+                try:
+                    registry.start()
+                except SchemaRegistryError as e:
+                    raise UsageError(f"--schema-registry: {e}") from None
             executor = "spark" if args.spark else self.executor
             self.runtime = ConnectRuntime(servers, group, {**self.notebook_defaults, **self.worker_config, **props},
                                           executor=executor)
         except BaseException:
-            if broker is not None:
-                broker.stop()
+            for service in (registry, broker):
+                if service is not None:
+                    service.stop()
             raise
-        self.broker = broker
+        self.broker, self.schema_registry = broker, registry
         where = "embedded broker " if broker is not None else ""
         print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}, "
               f"tasks on {WHERE_TASKS_RUN[executor]}")
+        if registry is not None:
+            self.runtime.schema_registry_url = registry.url
+            print(f"Schema Registry (Apicurio Registry {registry.version}, in memory, Confluent's API): "
+                  f"schema.registry.url={registry.url}")
         return self.runtime
 
     def _start_remote(self, args: argparse.Namespace) -> Any:
         from connect_magics.remote import RemoteRuntime
 
-        if args.embedded or args.bootstrap_servers or args.group_id:
-            raise UsageError("--remote excludes --embedded, --bootstrap-servers and --group-id: the remote "
-                             "cluster has its own")
+        if args.embedded or args.bootstrap_servers or args.group_id or args.schema_registry:
+            raise UsageError("--remote excludes --embedded, --schema-registry, --bootstrap-servers and --group-id: "
+                             "the remote cluster has its own")
         if not args.remote.startswith(("http://", "https://")):
             raise UsageError(f"--remote {args.remote}: expected the REST API's URL, http(s)://HOST:PORT")
         token = os.environ.get("CONNECT_REST_TOKEN")
@@ -174,15 +191,16 @@ class ConnectMagics(Magics):
         return rt
 
     def _cmd_close(self, args: argparse.Namespace, cell: str | None) -> None:
-        if self.runtime is None and self.broker is None:
+        if self.runtime is None and self.broker is None and self.schema_registry is None:
             print("No Connect runtime to close.")
             return
         self.close()
         print("Connect runtime closed.")
 
     def close(self) -> None:
-        """Close the runtime and stop the embedded broker, if this instance started them."""
+        """Close the runtime and stop the embedded broker and Schema Registry, if this instance started them."""
         rt, broker, self.runtime, self.broker = self.runtime, self.broker, None, None
+        registry, self.schema_registry = self.schema_registry, None
         server, self.rest_server = self.rest_server, None
         try:
             if server is not None:
@@ -190,8 +208,12 @@ class ConnectMagics(Magics):
             if rt is not None:
                 rt.close()
         finally:
-            if broker is not None:
-                broker.stop()
+            try:
+                if registry is not None:
+                    registry.stop()
+            finally:
+                if broker is not None:
+                    broker.stop()
 
     def _cmd_list(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
         rt = self._rt()

@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", metavar="FILE", help="a Kafka Connect worker.properties file (its bootstrap.servers "
                    "and group.id apply unless given; its settings over ConnectMagics.worker_config)")
     s.add_argument("--embedded", action="store_true", help="start an embedded Apache Kafka broker and use it")
+    s.add_argument("--schema-registry", action="store_true", help="also start a local Schema Registry (Apicurio "
+                   "Registry in memory, Confluent's API; about 160 MB downloaded on first use) and print its URL")
     s.add_argument("--spark", action="store_true", help="run tasks as Spark jobs on the active SparkSession's "
                    "executors (default: ConnectMagics.executor)")
     s.add_argument("--remote", metavar="URL", help="manage the Kafka Connect cluster whose REST API is at URL "
@@ -113,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("topics", metavar="TOPIC", nargs="*", help="candidate topic names")
     add("versions", "a PluginVersionPicker widget: choose the connector's plugin versions with a Maven range",
         named=True, output=True)
-    add("close", "stop the runtime (and the embedded broker, if it started one)")
+    add("close", "stop the runtime (and the embedded broker and Schema Registry, if it started them)")
     c = add("create", "%%%%connect create NAME: create a connector from the cell's config", named=True)
     c.add_argument("--initial-state", metavar="STATE", choices=("RUNNING", "PAUSED", "STOPPED"),
                    type=str.upper, help="RUNNING (default), PAUSED or STOPPED")

@@ -92,6 +92,9 @@ class ConnectRuntime:
         self.worker_config = WorkerConfig(bootstrap_servers, group_id, worker_config)
         check_worker_keys(self.worker_config)
         self.closed = False  # True once close() ran (widgets refreshing in the background stop then)
+        #: The URL of a local Schema Registry started beside this runtime (``%connect start --schema-registry``)
+        #: for converters' ``schema.registry.url``; None otherwise.
+        self.schema_registry_url: str | None = None
         self.spark = spark
         self.plugins = plugins or Plugins(plugin_path=self.worker_config.get("plugin.path"))
         check_worker_converters(self.worker_config, self.plugins)
