@@ -62,6 +62,9 @@ def define_registry_settings(config_def: ConfigDef) -> ConfigDef:
          "With use.latest.version: check that the latest schema is backward compatible with the record's."),
         ("normalize.schemas", Type.BOOLEAN, False, "Normalize schemas before registering or looking them up."),
         ("max.schemas.per.subject", Type.INT, 1000, "Maximum number of schemas cached per subject."),
+        ("http.read.timeout.ms", Type.INT, 60000, "How long a call to the registry may take, in ms."),
+        ("max.retries", Type.INT, 3, "How often a failed call to the registry is retried."),
+        ("retries.wait.ms", Type.INT, 1000, "The first wait before a retry, in ms (doubling each time)."),
         ("key.subject.name.strategy", Type.STRING, TOPIC_NAME_STRATEGY, "How the subject of a key is named."),
         ("value.subject.name.strategy", Type.STRING, TOPIC_NAME_STRATEGY, "How the subject of a value is named."),
     ]:
@@ -114,6 +117,13 @@ def registry_client_config(settings: Mapping[str, Any]) -> dict[str, Any]:
         conf["basic.auth.user.info"] = f"{found['sasl.username']}:{found.get('sasl.password', '')}"
     elif source != "URL":
         raise ConfigException("basic.auth.credentials.source", source, "one of URL, USER_INFO, SASL_INHERIT")
+    for key, name, scale in (("http.read.timeout.ms", "timeout", 0.001), ("max.retries", "max.retries", 1),
+                             ("retries.wait.ms", "retries.wait.ms", 1)):
+        if settings.get(key) not in (None, ""):
+            try:
+                conf[name] = int(settings[key]) * scale
+            except (TypeError, ValueError):
+                raise ConfigException(key, settings[key], "Not a number of type INT") from None
     bearer_source = settings.get("bearer.auth.credentials.source")
     if bearer_source:
         conf["bearer.auth.credentials.source"] = str(bearer_source).upper()

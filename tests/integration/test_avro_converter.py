@@ -459,3 +459,51 @@ def test_spark_table_sink_writes_the_avro_schemas_types(avro_runtime, bootstrap,
         assert (row["symbol"], row["price"], row["venue"]) == (record["symbol"], record["price"], record["venue"])
     millis = frame.where("id = 42").selectExpr("unix_millis(at) AS at").collect()[0]["at"]
     assert millis == int(produced[42]["at"].timestamp() * 1000)
+
+
+def test_a_registry_outage_mid_stream_fails_the_task_visibly_and_loses_nothing(avro_runtime, bootstrap,
+                                                                                 schema_registry, unique,
+                                                                                 tmp_path) -> None:
+    """The sink meets a schema id it has not fetched while the registry is frozen: the task FAILS naming
+    schema.registry.url (Kafka Connect's converter: a retriable error, errors.retry.timeout 0); restarted once
+    the registry is back, it resumes from its committed offsets and every record lands exactly once."""
+    import os
+    import signal
+
+    topic = f"avro-outage-{unique}"
+    create_topics(bootstrap, topic)
+    first = {"type": "record", "name": "Tick", "namespace": "outage", "fields": [{"name": "n", "type": "long"}]}
+    serializer = AvroSerializer(SchemaRegistryClient({"url": schema_registry.url}), json.dumps(first))
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for n in range(200):
+        producer.produce(topic, serializer({"n": n}, ctx(topic)))
+    assert producer.flush(30) == 0
+    out = tmp_path / "ticks.txt"
+    avro_runtime.create_connector("ticks", {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(out), "key.converter": STRING,
+        "value.converter": AVRO, "value.converter.schema.registry.url": schema_registry.url,
+        "value.converter.http.read.timeout.ms": "1500", "value.converter.max.retries": "0"})
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 200, 60, message="the first 200")
+    second = SchemaBuilder.struct().name("outage.Tick").field("n", INT64_SCHEMA) \
+        .field("note", SchemaBuilder.string().default_value("").build()).build()
+    writer = converter(schema_registry.url)  # registers the second schema now, then writes from its cache
+    producer.produce(topic, writer.from_connect_data(topic, second, Struct(second).put("n", 200).put("note", "")))
+    pid = schema_registry._proc.popen.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for n in range(201, 400):
+            producer.produce(topic, writer.from_connect_data(topic, second, Struct(second).put("n", n)
+                                                             .put("note", "")))
+        assert producer.flush(30) == 0
+
+        def failed() -> str | None:
+            tasks = avro_runtime.connector_status("ticks")["tasks"]
+            return tasks[0].get("trace") if tasks and tasks[0]["state"] == "FAILED" else None
+        wait_until(failed, 90, message="the sink task FAILED while the registry is frozen")
+        assert "schema.registry.url" in failed()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    avro_runtime.restart_connector("ticks", include_tasks=True, only_failed=True)
+    wait_until(lambda: len(out.read_text().splitlines()) >= 400, 90, message="all 400 records after the restart")
+    numbers = [int(line.split("n=")[1].split(",")[0].rstrip("}")) for line in out.read_text().splitlines()]
+    assert sorted(numbers) == list(range(400))
