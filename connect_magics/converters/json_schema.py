@@ -47,6 +47,8 @@ from connect_magics.converters.schema_registry import (
 
 __all__ = ["JsonSchemaConverter"]
 
+DRAFT_7 = "http://json-schema.org/draft-07/schema#"
+
 # Settings of Confluent's serializer and deserializer configs that shape Java objects, not JsonNodes: accepted
 # for compatibility, without effect on a converter (whose values are always JSON trees).
 _JAVA_OBJECT_SETTINGS = [
@@ -127,9 +129,11 @@ class JsonSchemaConverter(Converter):
         self._writers = LRUCache(self._cache_size)  # Connect schema -> (text, document, record name)
         self._readers: dict[int, tuple[Schema | None, Any]] = {}  # schema id -> (Connect schema, document)
         self._validators: dict[str, Any] = {}  # schema text -> jsonschema validator
+        self._alternates: dict[str, str] = {}  # schema text -> the text with $schema the registry took instead
 
     def __getstate__(self) -> dict[str, Any]:  # converters travel to Spark executors pickled
-        return {k: v for k, v in self.__dict__.items() if k not in ("_writers", "_readers", "_validators")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_writers", "_readers", "_validators",
+                                                                   "_alternates")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -153,7 +157,7 @@ class JsonSchemaConverter(Converter):
                 schema_id, latest = self.registry.latest(subject)
                 text = latest.schema_str
             else:
-                schema_id = self.registry.id_for(subject, text)
+                schema_id, text = self._register(subject, text, document)
             if self.validate:
                 self._check(text, node, "Validation error in JSON")
             payload = _pretty(node, 0) if self.indent else _dump(node)
@@ -163,6 +167,28 @@ class JsonSchemaConverter(Converter):
                           f"{topic}: {e}") from e.__cause__
         except ConfigException:
             raise
+
+    def _register(self, subject: str, text: str, document: Any) -> tuple[int, str]:
+        """The id of the schema (registered or looked up) and the text the registry took.
+
+        Confluent's registry takes the document as Java writes it. Apicurio's refuses a JSON Schema it cannot
+        recognize as one (a top-level ``"type": "string"``, an object without ``properties``) unless it names its
+        ``$schema``: for it, the same document with ``"$schema"`` (draft 7, what Confluent's serializers assume)
+        first, once per schema.
+        """
+        text = self._alternates.get(text, text)
+        try:
+            return self.registry.id_for(subject, text), text
+        except DataException as e:
+            if "HTTP status code 422" not in str(e) or not isinstance(document, dict) or "$schema" in document:
+                raise
+            alternate = _dump({"$schema": DRAFT_7, **document})
+            try:
+                found = self.registry.id_for(subject, alternate)
+            except DataException:
+                raise e from None
+            self._alternates[text] = alternate
+            return found, alternate
 
     def _writer(self, schema: Schema) -> tuple[str, Any, str | None]:
         cached = self._writers.get(schema)
