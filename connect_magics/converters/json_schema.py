@@ -203,8 +203,8 @@ class JsonSchemaConverter(Converter):
     def to_connect_data(self, topic: str, data: bytes | None, headers: Headers | None = None) -> SchemaAndValue:
         if data is None:
             return NULL_SCHEMA_AND_VALUE
-        schema_id, payload = split_wire(data)
         try:
+            schema_id, payload = split_wire(data)
             schema, text = self._readers.get(schema_id) or self._reader(topic, schema_id)
             try:
                 node = _loads(bytes(payload))

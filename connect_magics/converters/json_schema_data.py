@@ -545,7 +545,10 @@ class JsonSchemaData:
             return self.from_connect_data(schema, None)
         out: dict[str, Any] = {}
         for f in schema.fields:
-            node = self.from_connect_data(f.schema, get(f))
+            try:
+                node = self.from_connect_data(f.schema, get(f))
+            except DataException as e:
+                raise _in_field(e, f.name) from e
             if node is not _MISSING:
                 out[f.name] = node
         return out
@@ -632,7 +635,13 @@ class JsonSchemaData:
             raise DataException("Did not find matching oneof field for data")
         if not isinstance(node, dict):
             raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
-        return Struct.of(schema, [self.to_connect_data(f.schema, node.get(f.name, _MISSING)) for f in schema.fields])
+        values = []
+        for f in schema.fields:
+            try:
+                values.append(self.to_connect_data(f.schema, node.get(f.name, _MISSING)))
+            except DataException as e:
+                raise _in_field(e, f.name) from e
+        return Struct.of(schema, values)
 
 
 # ------------------------------------------------------------------------------------ schema: JSON -> Connect
@@ -846,6 +855,15 @@ class _ToConnect:
 
 # ------------------------------------------------------------------------------------ helpers
 
+def _in_field(error: DataException, name: str) -> DataException:
+    """``error`` naming the (nested) field it is about: ``... (field: order.lines.qty)``."""
+    path = [name, *getattr(error, "field_path", [])]
+    message = getattr(error, "bare_message", str(error))
+    named = DataException(f"{message} (field: {'.'.join(path)})")
+    named.field_path, named.bare_message = path, message  # type: ignore[attr-defined]
+    return named
+
+
 def _ordered(extra: dict[str, Any]) -> dict[str, Any]:
     """everit's unprocessed properties in Java's ``HashMap`` order (the same for every subset of these keys)."""
     order = (CONNECT_INDEX_PROP, CONNECT_VERSION_PROP, CONNECT_TYPE_PROP, CONNECT_PARAMETERS_PROP)
@@ -992,8 +1010,7 @@ def _decimal_to_json(data: JsonSchemaData, schema: Schema, value: Any) -> Any:
 
 def _temporal_to_json(logical: Any, expected: type, what: str) -> Any:
     def to_json(data: JsonSchemaData, schema: Schema, value: Any) -> int:
-        if not isinstance(value, expected) or (expected is _dt.date and isinstance(value, _dt.datetime)
-                                               and logical is not Date):
+        if not isinstance(value, expected):
             raise DataException(f"Invalid type for {what}, expected Date but was {_pyclass(value)}")
         return logical.from_logical(schema, value)
     return to_json

@@ -547,6 +547,12 @@ def test_bad_input_names_the_problem() -> None:
         d.to_connect_data(Date.SCHEMA, "2020-01-01")
     with pytest.raises(DataException, match="Invalid type for INT32"):
         d.from_connect_data(INT32_SCHEMA, "7")
+    inner = SchemaBuilder.struct().field("day", Date.SCHEMA).build()
+    outer = SchemaBuilder.struct().field("inner", inner).build()
+    with pytest.raises(DataException, match=r"representation should be integer but was STRING \(field: inner.day\)"):
+        d.to_connect_data(outer, {"inner": {"day": "monday"}})
+    with pytest.raises(DataException, match=r"expected Date but was class str \(field: inner.day\)"):
+        d.from_connect_data(outer, Struct.of(outer, [Struct.of(inner, ["monday"])]))
     with pytest.raises(DataException, match="Maps with non-string fields"):
         d.to_connect_data(SchemaBuilder.map(INT32_SCHEMA, INT32_SCHEMA).build(), {"1": 2})
     with pytest.raises(DataException, match="Recursive JSON schemas are not supported"):
