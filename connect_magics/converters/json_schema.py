@@ -127,7 +127,7 @@ class JsonSchemaConverter(Converter):
 
     def _reset_compiled(self) -> None:
         self._writers = LRUCache(self._cache_size)  # Connect schema -> (text, document, record name)
-        self._readers: dict[int, tuple[Schema | None, Any]] = {}  # schema id -> (Connect schema, document)
+        self._readers: dict[int, tuple[Schema | None, Any]] = {}  # schema id -> (Connect schema, schema text)
         self._validators: dict[str, Any] = {}  # schema text -> jsonschema validator
         self._alternates: dict[str, str] = {}  # schema text -> the text with $schema the registry took instead
 
@@ -165,8 +165,6 @@ class JsonSchemaConverter(Converter):
         except (DataException, RetriableException) as e:
             raise type(e)(f"Converting Kafka Connect data to byte[] failed due to serialization error of topic "
                           f"{topic}: {e}") from e.__cause__
-        except ConfigException:
-            raise
 
     def _register(self, subject: str, text: str, document: Any) -> tuple[int, str]:
         """The id of the schema (registered or looked up) and the text the registry took.
