@@ -294,3 +294,25 @@ class Registry:
 
 
 _KNOWN = frozenset(define_registry_settings(ConfigDef()).names())
+
+
+def subjects_table(settings: Mapping[str, Any], subject: str | None = None) -> list[dict[str, Any]]:
+    """The registry's subjects with their latest version, id and type; or, given ``subject``, its versions
+    with each one's id, type and schema text (rows for a table)."""
+    registry = Registry(settings, "AVRO")
+    client = registry.client
+    if subject is None:
+        rows = []
+        for name in sorted(registry.call("listing subjects", client.get_subjects)):
+            latest = registry.call(f"getting the latest schema of subject {name}",
+                                   lambda n=name: client.get_latest_version(n))
+            rows.append({"subject": name, "latest version": latest.version, "id": latest.schema_id,
+                         "type": latest.schema.schema_type or "AVRO"})
+        return rows
+    rows = []
+    for version in registry.call(f"listing the versions of subject {subject}", lambda: client.get_versions(subject)):
+        found = registry.call(f"getting version {version} of subject {subject}",
+                              lambda v=version: client.get_version(subject, v))
+        rows.append({"version": found.version, "id": found.schema_id, "type": found.schema.schema_type or "AVRO",
+                     "schema": found.schema.schema_str})
+    return rows

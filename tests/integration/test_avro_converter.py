@@ -507,3 +507,25 @@ def test_a_registry_outage_mid_stream_fails_the_task_visibly_and_loses_nothing(a
     wait_until(lambda: len(out.read_text().splitlines()) >= 400, 90, message="all 400 records after the restart")
     numbers = [int(line.split("n=")[1].split(",")[0].rstrip("}")) for line in out.read_text().splitlines()]
     assert sorted(numbers) == list(range(400))
+
+
+def test_schemas_lists_subjects_and_versions(bootstrap, schema_registry, unique) -> None:
+    topic = f"listed-{unique}"
+    writer = converter(schema_registry.url)
+    v1 = SchemaBuilder.struct().name("listed.Rec").field("a", INT64_SCHEMA).build()
+    v2 = SchemaBuilder.struct().name("listed.Rec").field("a", INT64_SCHEMA) \
+        .field("b", SchemaBuilder.string().default_value("").build()).build()
+    writer.from_connect_data(topic, v1, Struct(v1).put("a", 1))
+    writer.from_connect_data(topic, v2, Struct(v2).put("a", 1).put("b", ""))
+    rt = ConnectRuntime(bootstrap, f"g-{unique}", {"value.converter": AVRO,
+                                                    "value.converter.schema.registry.url": schema_registry.url})
+    try:
+        subjects = rt.schemas()
+        row = subjects[subjects["subject"] == f"{topic}-value"].iloc[0]
+        assert (row["latest version"], row["type"]) == (2, "AVRO")
+        versions = rt.schemas(f"{topic}-value")
+        assert list(versions["version"]) == [1, 2] and '"b"' in versions["schema"].iloc[1]
+        with pytest.raises(DataException, match="no-such-subject"):
+            rt.schemas("no-such-subject")
+    finally:
+        rt.close()
