@@ -39,6 +39,7 @@ from connect_magics.api.data import (
     Struct,
     Time,
     Timestamp,
+    validate_value,
 )
 from connect_magics.api.errors import DataException
 
@@ -48,6 +49,8 @@ DEFAULT_SCHEMA_FULL_NAME = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
 MAP_ENTRY_TYPE_NAME = "MapEntry"
 CONNECT_NAME_PROP = "connect.name"
 CONNECT_DOC_PROP = "connect.doc"
+CONNECT_RECORD_DOC_PROP = "connect.record.doc"  # discard.type.doc.default: a named type's own doc
+CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
 CONNECT_VERSION_PROP = "connect.version"
 CONNECT_DEFAULT_VALUE_PROP = "connect.default"
 CONNECT_PARAMETERS_PROP = "connect.parameters"
@@ -134,7 +137,10 @@ class AvroData:
         return cached
 
     def from_connect_data(self, schema: Schema, value: Any) -> Any:
-        """The fastavro datum of a Connect value of ``schema``."""
+        """The fastavro datum of a Connect value of ``schema`` (checked against it, as Java's casts do: a
+        struct's fields were checked when put)."""
+        if schema is not None and schema.type is not SchemaType.STRUCT:
+            validate_value(schema, value)
         return _writer(schema, self.config)(value)
 
     # ------------------------------------------------------------------------------- Avro -> Connect
@@ -234,9 +240,10 @@ class _FromConnect:
             prefix = AVRO_TYPE_ENUM + "."
             enum_space, _, enum_short = params[AVRO_TYPE_ENUM].rpartition(".")
             base = _Named(type="enum", name=enum_short, namespace=enum_space or None,
-                          doc=params.get(AVRO_ENUM_DOC_PREFIX_PROP + short),
+                          doc=params.get(CONNECT_ENUM_DOC_PROP if self.config.discard_type_doc_default
+                                         else AVRO_ENUM_DOC_PREFIX_PROP + short),
                           symbols=[k[len(prefix):] for k in params if k.startswith(prefix)])
-            if params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
+            if not self.config.discard_type_doc_default and params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
                 base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
         elif schema.type is SchemaType.BYTES and schema.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
             space, short = self.names(schema.name)
@@ -281,9 +288,12 @@ class _FromConnect:
 
     def record(self, schema: Schema, params: Mapping[str, str]) -> _Named:
         space, short = self.names(schema.name)
-        record = _Named(type="record", name=short, namespace=space, doc=params.get(AVRO_RECORD_DOC_PROP))
+        discard = self.config.discard_type_doc_default  # docs as Connect docs, not parameters
+        record = _Named(type="record", name=short, namespace=space,
+                        doc=params.get(CONNECT_RECORD_DOC_PROP if discard else AVRO_RECORD_DOC_PROP))
         scrub = scrub_name if self.config.scrub_invalid_names else str
-        record["fields"] = [self.field(scrub(f.name), f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
+        record["fields"] = [self.field(scrub(f.name), f.schema,
+                                      f.schema.doc if discard else params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
                             for f in schema.fields]
         return record
 
@@ -299,7 +309,7 @@ class _FromConnect:
             field["default"] = _default_json(schema, schema.default_value, self.config)
         elif schema.optional:
             field["default"] = None
-        params = _shown_parameters(schema.parameters)
+        params = _shown_parameters(schema.parameters, self.config)
         if self.config.connect_meta_data and seen_before and params and _names_a_type(field["type"]):
             # A named type met again is written by name only: its own parameters go on the field
             field[CONNECT_PARAMETERS_PROP] = params
@@ -317,10 +327,11 @@ class _FromConnect:
                 base[CONNECT_DOC_PROP] = schema.doc
             if schema.version is not None:
                 base[CONNECT_VERSION_PROP] = schema.version
-            shown = _shown_parameters(params)
+            shown = _shown_parameters(params, self.config)
             if shown:
                 base[CONNECT_PARAMETERS_PROP] = shown
-            if schema.default_value is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
+            flagged = AVRO_FIELD_DEFAULT_FLAG_PROP in params and not self.config.discard_type_doc_default
+            if schema.default_value is not None and not flagged:
                 base[CONNECT_DEFAULT_VALUE_PROP] = _default_json(schema, schema.default_value, self.config)
             if schema.name is not None:
                 base[CONNECT_NAME_PROP] = schema.name
@@ -335,8 +346,10 @@ class _FromConnect:
                 base[key] = value
 
 
-def _shown_parameters(params: Mapping[str, str] | None) -> dict[str, str]:
+def _shown_parameters(params: Mapping[str, str] | None, config: AvroDataConfig) -> dict[str, str]:
     """The parameters written as ``connect.parameters``: all but the internal field-default flag."""
+    if config.discard_type_doc_default:
+        return dict(params or {})
     return {k: v for k, v in (params or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
 
 
@@ -443,7 +456,7 @@ class _ToConnect:
         self.open: set[str] = set()
 
     def convert(self, avro: Any, force_optional: bool, field_default: Any, version: int | None,
-                has_default: bool = False) -> Schema:
+                has_default: bool = False, field_doc: str | None = None) -> Schema:
         if isinstance(avro, str) and avro in self.named:
             if avro in self.open:
                 raise DataException(f"Recursive Avro schemas are not supported (type {avro} contains itself)")
@@ -451,13 +464,14 @@ class _ToConnect:
         if isinstance(avro, list):
             member = self.flattened(avro)
             if member is not None:  # a singleton union or [null, X]: the field default is dropped, as Java does
-                return self.convert(member, len(avro) == 2, None, None)
+                return self.convert(member, len(avro) == 2, None, None, field_doc=field_doc)
         node = {"type": "union"} if isinstance(avro, list) else {"type": avro} if isinstance(avro, str) else avro
         t = node["type"]
         logical = node.get("logicalType")
         if logical == _LEGACY_DECIMAL:
             logical = "decimal"
         meta = self.config.connect_meta_data
+        discard = self.config.discard_type_doc_default
         if t == "union":
             builder = self.union(avro)
         elif t == "boolean":
@@ -516,8 +530,8 @@ class _ToConnect:
             builder = SchemaBuilder.string()
             short = node["name"].rpartition(".")[2]
             if meta and node.get("doc") is not None:
-                builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
-            if meta and node.get("default") is not None:
+                builder.parameter(CONNECT_ENUM_DOC_PROP if discard else AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
+            if meta and not discard and node.get("default") is not None:
                 builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
             builder.parameter(AVRO_TYPE_ENUM, node["name"])
             for symbol in node["symbols"]:
@@ -527,7 +541,14 @@ class _ToConnect:
         else:
             raise DataException(f"Couldn't translate unsupported schema type {t}.")
 
-        if meta and node.get(CONNECT_DOC_PROP) is not None:
+        type_doc = node.get("doc") if t in _NAMED else None
+        if discard:  # the field's doc, else the type's, is the Connect doc
+            doc = next((d for d in (field_doc, type_doc, node.get(CONNECT_DOC_PROP)) if d is not None), None)
+            if doc is not None:
+                builder.doc(doc)
+            if meta and type_doc is not None:
+                builder.parameter(CONNECT_RECORD_DOC_PROP, type_doc)
+        elif meta and node.get(CONNECT_DOC_PROP) is not None:
             builder.doc(node[CONNECT_DOC_PROP])
         connect_version = node.get(CONNECT_VERSION_PROP)
         if connect_version is not None and not isinstance(connect_version, int):
@@ -553,7 +574,7 @@ class _ToConnect:
         connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP)
         if not has_default:
             field_default, has_default = connect_default, connect_default is not None
-        elif meta and connect_default is None:
+        elif meta and not discard and connect_default is None:
             builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
         name = node.get(CONNECT_NAME_PROP)
         if name is None and (t in ("record", "enum") or (t == "fixed" and logical != "decimal")):
@@ -575,16 +596,17 @@ class _ToConnect:
 
     def record(self, node: dict[str, Any]) -> SchemaBuilder:
         builder = SchemaBuilder.struct()
-        meta = self.config.connect_meta_data
-        if meta and node.get("doc") is not None:
+        docs = self.config.connect_meta_data and not self.config.discard_type_doc_default
+        if docs and node.get("doc") is not None:
             builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
         self.open.add(node["name"])
         for field in node["fields"]:
-            if meta and field.get("doc") is not None:
+            if docs and field.get("doc") is not None:
                 builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + field["name"], field["doc"])
-            schema = self.convert(field["type"], False, field.get("default"), None, has_default="default" in field)
+            schema = self.convert(field["type"], False, field.get("default"), None, has_default="default" in field,
+                                  field_doc=field.get("doc"))
             params = field.get(CONNECT_PARAMETERS_PROP)
-            if meta and isinstance(params, dict):  # a named type written by name, with its own parameters
+            if self.config.connect_meta_data and isinstance(params, dict):  # a named type written by name
                 schema = _with_parameters(schema, {k: str(v) for k, v in params.items()})
             builder.field(field["name"], schema)
         self.open.discard(node["name"])
@@ -747,11 +769,18 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
     elif t is SchemaType.STRUCT:
         fields = [(name, f.index, _writer(f.schema, config), f.schema.default_value)
                   for name, f in zip(_field_names(schema, config), schema.fields, strict=True)]
+        required = [(f.index, f.name) for f in schema.fields if not f.schema.optional and f.schema.default_value is None]
 
         def inner(v: Struct) -> Any:
             if not isinstance(v, Struct):
                 raise DataException(f"Expected a Struct for schema {schema!r} but got {type(v).__name__}")
+            if v.schema is not schema and v.schema != schema:
+                raise DataException("Mismatching struct schema")
             values = v._values
+            if None in values:
+                for i, name in required:
+                    if values[i] is None:
+                        raise DataException(f"Found null value for non-optional field {name}")
             return {name: write(values[i] if values[i] is not None else default)
                     for name, i, write, default in fields}
     else:

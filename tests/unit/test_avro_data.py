@@ -45,7 +45,7 @@ from connect_magics.api.data import (
     Timestamp,
 )
 from connect_magics.api.errors import DataException
-from connect_magics.converters.avro_data import AvroData, AvroDataConfig, scrub_name
+from connect_magics.converters.avro_data import AvroData, AvroDataConfig, fastavro_schema, scrub_name
 
 pytestmark = pytest.mark.unit
 
@@ -75,7 +75,7 @@ def through_fastavro(schema: Schema, value: Any, **config: Any) -> tuple[Schema,
     convert the datum to Connect with the Connect schema of that Avro schema (Java's ``convertToConnect``)."""
     data = avro_data(**config)
     avro = data.from_connect_schema(schema)
-    parsed = fastavro.parse_schema(avro)
+    parsed = fastavro_schema(avro)
     out = io.BytesIO()
     fastavro.schemaless_writer(out, parsed, data.from_connect_data(schema, value))
     datum = fastavro.schemaless_reader(io.BytesIO(out.getvalue()), parsed, None)
@@ -282,10 +282,17 @@ def test_to_connect_fixed_union(enhanced: bool) -> None:
 
 
 def test_from_connect_fixed_union() -> None:
-    # testFromConnectFixedUnion: each member keeps its fixed type, so a value goes to its own branch
+    # testFromConnectFixedUnion: each member keeps its fixed type, so a value goes to its own branch (Java
+    # asserts branches 0, 1, 2, though other and sameOther are both fixed(6))
     avro = from_connect(FIXED_UNION_CONNECT)
     assert [(m["type"], m["name"], m["size"]) for m in avro] == \
         [("fixed", "sample", 4), ("fixed", "other", 6), ("fixed", "sameOther", 6)]
+    parsed = fastavro_schema(avro)
+    for index, (member, payload) in enumerate([("sample", b"foob"), ("other", b"foobar"), ("sameOther", b"foobar")]):
+        out = io.BytesIO()
+        datum = avro_data().from_connect_data(FIXED_UNION_CONNECT, Struct(FIXED_UNION_CONNECT).put(member, payload))
+        fastavro.schemaless_writer(out, parsed, datum)
+        assert out.getvalue()[0] == 2 * index  # the union branch, zigzag-encoded
     value = Struct(FIXED_UNION_CONNECT).put("sample", b"foob")
     assert through_fastavro(FIXED_UNION_CONNECT, value) == (FIXED_UNION_CONNECT, value)
 
@@ -429,6 +436,54 @@ def test_from_connect_union() -> None:
     assert from_connect(schema) == expected
     value = Struct(schema).put("string", "teststring")
     assert through_fastavro(schema, value) == (schema, value)
+
+
+def test_complex_multi_union_data() -> None:
+    # AdditionalAvroDataTest.testComplexMultiUnionData (MultiTypeUnionMessage.avsc): each record and the
+    # array come back in their own member
+    first = record("FirstOption", [field("x", "string"), field("y", "long")])
+    second = record("SecondOption", [field("a", "string"), field("b", "long")])
+    avro = record("MultiTypeUnionMessage", [
+        field("CompositeRecord", ["null", first, second, {"type": "array", "items": "string"}])],
+        "io.test.avro.union")
+    config = {"connect_meta_data": False, "enhanced_avro_schema_support": True}
+    schema = to_connect(avro, **config)
+    union = schema.field("CompositeRecord").schema
+    assert [f.name for f in union.fields] == ["io.test.avro.union.FirstOption", "io.test.avro.union.SecondOption",
+                                              "array"]
+    # An optional Connect field gets the default null the Avro field lacked
+    assert from_connect(schema, **config) == {**avro, "fields": [{**avro["fields"][0], "default": None}]}
+    for datum, member in [({"x": "x", "y": 2}, 0), ({"a": "y", "b": 3}, 1), (["1", "2"], 2), (None, None)]:
+        read_schema, value = read_avro(avro, {"CompositeRecord": datum}, **config)
+        composite = value.get("CompositeRecord")
+        if member is None:
+            assert composite is None
+        else:
+            assert [composite.get(f) is not None for f in union.fields] == [i == member for i in range(3)]
+        assert through_fastavro(schema, value, **config) == (schema, value)
+
+
+def test_to_connect_multi_type_union_with_default() -> None:
+    # testRecordUnionMultipleTypeCycle's schema: a union of several types is a Connect union; its field
+    # default becomes the union's default (the first member's value) with the field-default flag
+    avro = record("TestRecord", [field("field1", ["string", "int", "float"], default="")])
+    union = to_connect(avro).field("field1").schema
+    assert union.name == UNION and union.parameters == {FIELD_DEFAULT: "true"}
+    assert union.default_value.get("string") == ""
+    assert from_connect(to_connect(avro)) == {**avro, "connect.name": "TestRecord"}
+    assert to_connect(avro, connect_meta_data=False).field("field1").schema.parameters is None
+
+
+def test_to_connect_singleton_union_with_default_unflattened() -> None:
+    # testRecordUnionSingleTypeCycle's schema, flatten.singleton.unions=false
+    avro = record("TestRecord", [field("field1", ["string"], default="")])
+    config = {"connect_meta_data": False, "flatten_singleton_unions": False}
+    schema = to_connect(avro, **config)
+    union = schema.field("field1").schema
+    assert union.name == UNION and [f.name for f in union.fields] == ["string"]
+    assert from_connect(schema, **config) == avro
+    value = Struct(schema).put("field1", Struct(union).put("string", "value1"))
+    assert through_fastavro(schema, value, **config) == (schema, value)
 
 
 def test_nested_union() -> None:
@@ -799,10 +854,24 @@ def test_from_connect_logical_decimal_fixed() -> None:
 
 
 def test_from_connect_logical_decimal_scale_greater_than_precision() -> None:
-    # The Avro schema keeps scale 7 > precision 5 (Java's Avro then ignores the logical type)
+    # The Avro schema keeps scale 7 > precision 5 (Avro's parsers then ignore the logical type: the value is
+    # the unscaled bytes, written and read by AvroData itself)
     schema = Decimal.builder(7).parameter(PRECISION, "5").build()
     assert from_connect(schema) == decimal_avro(7, 5)
     assert to_connect(decimal_avro(7, 5)) == schema
+    value = decimal.Decimal("0.0012358")
+    assert through_fastavro(schema, value) == (schema, value)
+    assert avro_data().from_connect_data(schema, value) == (12358).to_bytes(2, "big")
+    fixed = Decimal.builder(7).parameter(PRECISION, "5").parameter(FIXED_SIZE, "8").build()
+    assert through_fastavro(fixed, -value) == (fixed, -value)
+    assert avro_data().from_connect_data(fixed, -value) == (-12358).to_bytes(8, "big", signed=True)
+
+
+def test_from_connect_logical_decimal_fixed_too_small_for_unscaled_value() -> None:
+    # testFromConnectLogicalDecimalFixedTooSmallForUnscaledValueThrows (here through the legacy encoding)
+    schema = Decimal.builder(0).parameter(PRECISION, "-1").parameter(FIXED_SIZE, "2").build()
+    with pytest.raises(DataException, match="greater than fixed size 2"):
+        avro_data().from_connect_data(schema, decimal.Decimal(100000))
 
 
 @pytest.mark.parametrize(("avro", "scale", "params"), [
@@ -849,6 +918,34 @@ def test_logical_type_with_matching_name_and_version() -> None:
         to_connect(record("Message", [field("createdat", {**ts, "connect.name": "com.custom.Timestamp"})]))
     with pytest.raises(DataException, match="Mismatched versions"):
         to_connect(record("Message", [field("createdat", {**ts, "connect.version": 2})]))
+
+
+MISMATCHES = [
+    (OPTIONAL_BOOLEAN_SCHEMA, 12),
+    (BOOLEAN_SCHEMA, None),
+    (SchemaBuilder.array(BOOLEAN_SCHEMA).build(), [12]),
+    (SchemaBuilder.map(STRING_SCHEMA, INT32_SCHEMA).build(), {True: 12}),
+    (SchemaBuilder.map(STRING_SCHEMA, INT32_SCHEMA).build(), {"foobar": 12 << 40}),
+    (SchemaBuilder.map(INT32_SCHEMA, INT32_SCHEMA).build(), {True: 12}),
+    (SchemaBuilder.map(INT32_SCHEMA, INT32_SCHEMA).build(), {12: 12 << 40}),
+]
+
+
+@pytest.mark.parametrize(("schema", "value"), MISMATCHES, ids=["primitive", "required-null", "array", "map-key",
+                                                               "map-value", "entries-key", "entries-value"])
+def test_from_connect_mismatch_schema(schema: Schema, value: Any) -> None:
+    # testFromConnectMismatchSchemaPrimitive / ...PrimitiveRequired / ...Array / ...MapWith*Key*
+    with pytest.raises(DataException):
+        avro_data().from_connect_data(schema, value)
+
+
+def test_from_connect_mismatch_schema_record() -> None:
+    first = SchemaBuilder.struct().field("foo", BOOLEAN_SCHEMA).build()
+    second = SchemaBuilder.struct().field("foo", OPTIONAL_BOOLEAN_SCHEMA).build()
+    with pytest.raises(DataException, match="Mismatching struct schema"):
+        avro_data().from_connect_data(first, Struct(second).put("foo", None))
+    with pytest.raises(DataException, match="non-optional field foo"):
+        avro_data().from_connect_data(first, Struct(first))
 
 
 # ------------------------------------------------------------------------- Avro-native schemas and defaults
@@ -1174,6 +1271,42 @@ def test_field_level_params_with_scrub_invalid_names() -> None:
     assert tags(to_connect(avro, scrub_invalid_names=True), "home_addr", "work_addr") == ["2", "3"]
 
 
+def test_field_level_params_strict_all_types_round_trip() -> None:
+    # testFieldLevelParamsStrictAllTypesRoundTrip / ...StrictOptionalNullRoundTrip /
+    # ...ComplexEnvelopeRoundTrip: shared enums and records among every other kind of field
+    config = {"enhanced_avro_schema_support": True}
+
+    def status(tag: str) -> Schema:
+        return SchemaBuilder.string().name("Status").parameter(TAG, tag).parameter(ENUM, "Status") \
+            .parameter(f"{ENUM}.UNKNOWN", "0").parameter(f"{ENUM}.ACTIVE", "1").build()
+    home, work, billing = (address(tag, optional=True) for tag in ("10", "11", "12"))
+    meta = SchemaBuilder.struct().name("Metadata").optional().parameter(TAG, "20") \
+        .field("source", OPTIONAL_STRING_SCHEMA).field("ts", OPTIONAL_INT64_SCHEMA).build()
+    priority = SchemaBuilder.string().parameter("io.confluent.connect.protobuf.Enum", "Priority") \
+        .parameter("io.confluent.connect.protobuf.Enum.PRIORITY_HIGH", "2").build()
+    mega = SchemaBuilder.struct().name("MegaRecord") \
+        .field("f_int32", OPTIONAL_INT32_SCHEMA).field("f_float32", OPTIONAL_FLOAT32_SCHEMA) \
+        .field("f_bytes", OPTIONAL_BYTES_SCHEMA).field("priority", priority) \
+        .field("primary_status", status("5")).field("secondary_status", status("6")) \
+        .field("home_addr", home).field("work_addr", work).field("billing_addr", billing) \
+        .field("tags", SchemaBuilder.array(STRING_SCHEMA).optional().build()) \
+        .field("extra_addrs", SchemaBuilder.array(home).optional().build()) \
+        .field("addr_lookup", SchemaBuilder.map(STRING_SCHEMA, home).optional().build()) \
+        .field("meta", meta).build()
+    avro = from_connect(mega, **config)
+    assert [f.get("connect.parameters", {}).get(TAG) for f in avro["fields"]] == \
+        [None] * 5 + ["6", None, "11", "12"] + [None] * 4
+    back = to_connect(avro, **config)
+    assert back == mega
+    value = Struct(mega).put("f_int32", 42).put("f_float32", 3.25).put("f_bytes", b"\x01\x02") \
+        .put("priority", "PRIORITY_HIGH").put("primary_status", "ACTIVE").put("secondary_status", "UNKNOWN") \
+        .put("home_addr", Struct(home).put("city", "SF")).put("work_addr", None) \
+        .put("billing_addr", Struct(billing).put("city", "London")).put("tags", ["eng", "sr"]) \
+        .put("extra_addrs", [Struct(home).put("city", "Tokyo")]).put("addr_lookup", {"hq": Struct(home)}) \
+        .put("meta", Struct(meta).put("source", "api").put("ts", 1700000000))
+    assert through_fastavro(mega, value, **config) == (mega, value)
+
+
 def test_field_level_params_not_written_when_empty() -> None:
     home = SchemaBuilder.struct().name("Address").field("street", STRING_SCHEMA).parameter(FIELD_DEFAULT, "true").build()
     work = address("3", field_name="street", field_schema=STRING_SCHEMA)
@@ -1181,3 +1314,45 @@ def test_field_level_params_not_written_when_empty() -> None:
     avro = from_connect(parent)
     assert "connect.parameters" not in avro["fields"][0] and "connect.parameters" not in avro["fields"][0]["type"]
     assert avro["fields"][1]["connect.parameters"] == {TAG: "3"}
+
+
+# ------------------------------------------------------------------------------ discard.type.doc.default
+
+def test_discard_type_doc() -> None:
+    # AdditionalAvroDataTest.testDiscardTypeDoc: a field's doc (else its type's) is the Connect doc, and
+    # written back as the field doc; a named type keeps its own doc in connect.record.doc / connect.enum.doc
+    config = {"enhanced_avro_schema_support": True, "discard_type_doc_default": True}
+    schema = to_connect(REPEATED_WITH_DOC, **config)
+    docs = {f.name: f.schema.doc for f in schema.fields}
+    assert docs == {"stringField": "field's doc", "anotherStringField": None, "recordField": "record field's doc",
+                    "anotherRecordField": "another record field's doc", "recordFieldWithoutDoc": "nested record's doc",
+                    "doclessRecordField": None, "doclessRecordFieldWithDoc": "docless record field's doc",
+                    "enumField": "enum field's doc", "anotherEnumField": "another enum field's doc",
+                    "doclessEnumField": "enum's doc", "diffEnumField": "diffEnum's doc"}
+    assert schema.field("recordField").schema.field("nestedRecordField").schema.doc == "nested record field's doc"
+    assert schema.field("enumField").schema.parameters["connect.enum.doc"] == "enum's doc"
+    out = from_connect(schema, **config)
+    fields = {f["name"]: f for f in out["fields"]}
+    assert {name: f.get("doc") for name, f in fields.items()} == {**docs, "diffEnumField": "diffEnum's doc"}
+    assert fields["recordField"]["type"]["doc"] == "nested record's doc"
+    assert fields["recordField"]["type"]["fields"][0]["doc"] == "nested record field's doc"
+    assert fields["enumField"]["type"]["doc"] == "enum's doc" and fields["doclessEnumField"]["type"] == "Kind"
+
+
+def test_discard_type_default() -> None:
+    # AdditionalAvroDataTest.testDiscardTypeDefault: field defaults are Connect defaults (no flag), an enum's
+    # own default is dropped
+    config = {"enhanced_avro_schema_support": True, "discard_type_doc_default": True}
+    schema = to_connect(REPEATED_WITH_DEFAULT, **config)
+    assert [schema.field(n).schema.default_value for n in ("stringField", "anotherStringField", "floatField",
+                                                           "enumField", "anotherEnumField",
+                                                           "enumFieldWithDiffDefault", "enumFieldWithoutDefault")] \
+        == ["field's default", None, 9.18, "ONE", "TWO", "B", None]
+    assert all(FIELD_DEFAULT not in (f.schema.parameters or {}) for f in schema.fields)
+    fields = {f["name"]: f for f in from_connect(schema, **config)["fields"]}
+    assert [fields[n].get("default") for n in ("stringField", "anotherStringField", "floatField", "enumField",
+                                               "anotherEnumField", "enumFieldWithDiffDefault",
+                                               "enumFieldWithoutDefault")] \
+        == ["field's default", None, 9.18, "ONE", "TWO", "B", None]
+    assert "default" not in fields["enumFieldWithDiffDefault"]["type"]
+    assert fields["stringField"]["type"] == {"type": "string", "connect.default": "field's default"}
