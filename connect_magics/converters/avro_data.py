@@ -18,6 +18,8 @@ True
 from __future__ import annotations
 
 import decimal
+import json
+import math
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -37,6 +39,7 @@ from connect_magics.api.data import (
     Struct,
     Time,
     Timestamp,
+    validate_value,
 )
 from connect_magics.api.errors import DataException
 
@@ -46,6 +49,8 @@ DEFAULT_SCHEMA_FULL_NAME = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
 MAP_ENTRY_TYPE_NAME = "MapEntry"
 CONNECT_NAME_PROP = "connect.name"
 CONNECT_DOC_PROP = "connect.doc"
+CONNECT_RECORD_DOC_PROP = "connect.record.doc"  # discard.type.doc.default: a named type's own doc
+CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
 CONNECT_VERSION_PROP = "connect.version"
 CONNECT_DEFAULT_VALUE_PROP = "connect.default"
 CONNECT_PARAMETERS_PROP = "connect.parameters"
@@ -132,8 +137,11 @@ class AvroData:
         return cached
 
     def from_connect_data(self, schema: Schema, value: Any) -> Any:
-        """The fastavro datum of a Connect value of ``schema``."""
-        return _writer(schema)(value)
+        """The fastavro datum of a Connect value of ``schema`` (checked against it, as Java's casts do: a
+        struct's fields were checked when put)."""
+        if schema is not None and schema.type is not SchemaType.STRUCT:
+            validate_value(schema, value)
+        return _writer(schema, self.config)(value)
 
     # ------------------------------------------------------------------------------- Avro -> Connect
     def to_connect_schema(self, avro: Any, version: int | None = None) -> Schema:
@@ -143,25 +151,60 @@ class AvroData:
         cached = self._connect_schemas.get(key)
         if cached is None:
             named: dict[str, Any] = {}
-            parsed = fastavro.parse_schema(_json(avro), named_schemas=named)
+            parsed = fastavro_schema(avro, named)
             cached = _ToConnect(self.config, named).convert(parsed, False, None, version)
             self._connect_schemas.put(key, cached)
         return cached
 
     def to_connect_data(self, schema: Schema, datum: Any) -> Any:
         """The Connect value of a fastavro datum read by the Avro schema ``schema`` was made from."""
-        return reader(schema)(datum)
+        return reader(schema, self.config)(datum)
+
+    def reader(self, schema: Schema) -> Callable[[Any], Any]:
+        """A function from fastavro datums to Connect values of ``schema``, for this mapping's settings."""
+        return reader(schema, self.config)
+
+
+def fastavro_schema(avro: Any, named_schemas: dict[str, Any] | None = None) -> Any:
+    """fastavro's parsed form of an Avro schema (JSON data or text), as lenient as Avro's Java parser: an
+    invalid field default is ignored, and a decimal whose scale and precision Avro's spec refuses (AvroData
+    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled.
+
+    >>> fastavro_schema({"type": "bytes", "logicalType": "decimal", "scale": 7, "precision": 5})["logicalType"]
+    'connect-legacy-decimal'
+    """
+    return fastavro.parse_schema(_lenient(_json(avro)), named_schemas, _ignore_default_error=True)
+
+
+_LEGACY_DECIMAL = "connect-legacy-decimal"  # a logical type fastavro does not know: it reads the bytes
+
+
+def _lenient(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_lenient(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (_lenient(v) if k in ("type", "items", "values", "fields") else v) for k, v in node.items()}
+    if out.get("logicalType") == "decimal" and not _valid_decimal(out):
+        out["logicalType"] = _LEGACY_DECIMAL
+    return out
+
+
+def _valid_decimal(node: Mapping[str, Any]) -> bool:
+    scale, precision = node.get("scale", 0), node.get("precision")
+    if not isinstance(scale, int) or not isinstance(precision, int) or not 0 <= scale <= precision:
+        return False
+    return node["type"] != "fixed" or precision <= math.floor(math.log10(2) * (8 * node["size"] - 1))
 
 
 def _json(avro: Any) -> Any:
-    import json
-
-    return json.loads(avro) if isinstance(avro, str) else avro
+    """Avro schema text parsed, or JSON data as it is (a primitive's JSON data is its bare name)."""
+    if isinstance(avro, str) and avro.lstrip()[:1] in ("{", "[", '"'):
+        return json.loads(avro)
+    return avro
 
 
 def _canonical_text(avro: Any) -> str:
-    import json
-
     return json.dumps(avro, separators=(",", ":"))
 
 
@@ -174,6 +217,7 @@ class _FromConnect:
         self.config = config
         self.name_index = 0
         self.made: dict[Schema, Any] = {}
+        self.field_type_names: set[str] = set()  # full names of the named field schemas met so far
 
     def names(self, name: str | None) -> tuple[str | None, str]:
         if name is None:
@@ -196,11 +240,12 @@ class _FromConnect:
             prefix = AVRO_TYPE_ENUM + "."
             enum_space, _, enum_short = params[AVRO_TYPE_ENUM].rpartition(".")
             base = _Named(type="enum", name=enum_short, namespace=enum_space or None,
-                          doc=params.get(AVRO_ENUM_DOC_PREFIX_PROP + short),
+                          doc=params.get(CONNECT_ENUM_DOC_PROP if self.config.discard_type_doc_default
+                                         else AVRO_ENUM_DOC_PREFIX_PROP + short),
                           symbols=[k[len(prefix):] for k in params if k.startswith(prefix)])
-            if params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
+            if not self.config.discard_type_doc_default and params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
                 base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
-        elif schema.type is SchemaType.BYTES and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+        elif schema.type is SchemaType.BYTES and schema.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
             space, short = self.names(schema.name)
             base = _Named(type="fixed", name=short, namespace=space, size=int(params[CONNECT_AVRO_FIXED_SIZE_PROP]))
         elif schema.type in _PRIMITIVES:
@@ -243,13 +288,20 @@ class _FromConnect:
 
     def record(self, schema: Schema, params: Mapping[str, str]) -> _Named:
         space, short = self.names(schema.name)
-        record = _Named(type="record", name=short, namespace=space, doc=params.get(AVRO_RECORD_DOC_PROP))
+        discard = self.config.discard_type_doc_default  # docs as Connect docs, not parameters
+        record = _Named(type="record", name=short, namespace=space,
+                        doc=params.get(CONNECT_RECORD_DOC_PROP if discard else AVRO_RECORD_DOC_PROP))
         scrub = scrub_name if self.config.scrub_invalid_names else str
-        record["fields"] = [self.field(scrub(f.name), f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
+        record["fields"] = [self.field(scrub(f.name), f.schema,
+                                      f.schema.doc if discard else params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
                             for f in schema.fields]
         return record
 
     def field(self, name: str, schema: Schema, doc: str | None) -> dict[str, Any]:
+        type_name = self.full_name(schema.name)
+        seen_before = type_name in self.field_type_names
+        if type_name is not None:
+            self.field_type_names.add(type_name)
         field: dict[str, Any] = {"name": name, "type": self.convert(schema, False)}
         if doc is not None:
             field["doc"] = doc
@@ -257,7 +309,16 @@ class _FromConnect:
             field["default"] = _default_json(schema, schema.default_value, self.config)
         elif schema.optional:
             field["default"] = None
+        params = _shown_parameters(schema.parameters, self.config)
+        if self.config.connect_meta_data and seen_before and params and _names_a_type(field["type"]):
+            # A named type met again is written by name only: its own parameters go on the field
+            field[CONNECT_PARAMETERS_PROP] = params
         return field
+
+    def full_name(self, name: str | None) -> str | None:
+        if name is None or not self.config.scrub_invalid_names:
+            return name
+        return ".".join(scrub_name(part) for part in name.split("."))
 
     def annotate(self, schema: Schema, base: dict[str, Any], params: Mapping[str, str],
                  connect_type: str | None) -> None:
@@ -266,10 +327,11 @@ class _FromConnect:
                 base[CONNECT_DOC_PROP] = schema.doc
             if schema.version is not None:
                 base[CONNECT_VERSION_PROP] = schema.version
-            shown = {k: v for k, v in params.items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+            shown = _shown_parameters(params, self.config)
             if shown:
                 base[CONNECT_PARAMETERS_PROP] = shown
-            if schema.default_value is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
+            flagged = AVRO_FIELD_DEFAULT_FLAG_PROP in params and not self.config.discard_type_doc_default
+            if schema.default_value is not None and not flagged:
                 base[CONNECT_DEFAULT_VALUE_PROP] = _default_json(schema, schema.default_value, self.config)
             if schema.name is not None:
                 base[CONNECT_NAME_PROP] = schema.name
@@ -282,6 +344,19 @@ class _FromConnect:
         for key, value in params.items():
             if key.startswith("avro"):
                 base[key] = value
+
+
+def _shown_parameters(params: Mapping[str, str] | None, config: AvroDataConfig) -> dict[str, str]:
+    """The parameters written as ``connect.parameters``: all but the internal field-default flag."""
+    if config.discard_type_doc_default:
+        return dict(params or {})
+    return {k: v for k, v in (params or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+
+
+def _names_a_type(avro: Any) -> bool:
+    """Whether a field's Avro type is a named type (record, enum, fixed), or a union with one."""
+    members = avro if isinstance(avro, list) else [avro]
+    return any(isinstance(m, _Named) for m in members)
 
 
 def _is_union(schema: Schema) -> bool:
@@ -381,18 +456,25 @@ class _ToConnect:
         self.open: set[str] = set()
 
     def convert(self, avro: Any, force_optional: bool, field_default: Any, version: int | None,
-                has_default: bool = False) -> Schema:
+                has_default: bool = False, field_doc: str | None = None) -> Schema:
         if isinstance(avro, str) and avro in self.named:
             if avro in self.open:
                 raise DataException(f"Recursive Avro schemas are not supported (type {avro} contains itself)")
             avro = self.named[avro]
         if isinstance(avro, list):
-            return self.union(avro, force_optional)
-        node = {"type": avro} if isinstance(avro, str) else avro
+            member = self.flattened(avro)
+            if member is not None:  # a singleton union or [null, X]: the field default is dropped, as Java does
+                return self.convert(member, len(avro) == 2, None, None, field_doc=field_doc)
+        node = {"type": "union"} if isinstance(avro, list) else {"type": avro} if isinstance(avro, str) else avro
         t = node["type"]
         logical = node.get("logicalType")
+        if logical == _LEGACY_DECIMAL:
+            logical = "decimal"
         meta = self.config.connect_meta_data
-        if t == "boolean":
+        discard = self.config.discard_type_doc_default
+        if t == "union":
+            builder = self.union(avro)
+        elif t == "boolean":
             builder = SchemaBuilder.boolean()
         elif t in ("bytes", "fixed"):
             if logical == "decimal":
@@ -448,8 +530,8 @@ class _ToConnect:
             builder = SchemaBuilder.string()
             short = node["name"].rpartition(".")[2]
             if meta and node.get("doc") is not None:
-                builder.parameter(AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
-            if meta and node.get("default") is not None:
+                builder.parameter(CONNECT_ENUM_DOC_PROP if discard else AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
+            if meta and not discard and node.get("default") is not None:
                 builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
             builder.parameter(AVRO_TYPE_ENUM, node["name"])
             for symbol in node["symbols"]:
@@ -459,7 +541,14 @@ class _ToConnect:
         else:
             raise DataException(f"Couldn't translate unsupported schema type {t}.")
 
-        if meta and node.get(CONNECT_DOC_PROP) is not None:
+        type_doc = node.get("doc") if t in _NAMED else None
+        if discard:  # the field's doc, else the type's, is the Connect doc
+            doc = next((d for d in (field_doc, type_doc, node.get(CONNECT_DOC_PROP)) if d is not None), None)
+            if doc is not None:
+                builder.doc(doc)
+            if meta and type_doc is not None:
+                builder.parameter(CONNECT_RECORD_DOC_PROP, type_doc)
+        elif meta and node.get(CONNECT_DOC_PROP) is not None:
             builder.doc(node[CONNECT_DOC_PROP])
         connect_version = node.get(CONNECT_VERSION_PROP)
         if connect_version is not None and not isinstance(connect_version, int):
@@ -485,7 +574,7 @@ class _ToConnect:
         connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP)
         if not has_default:
             field_default, has_default = connect_default, connect_default is not None
-        elif meta and connect_default is None:
+        elif meta and not discard and connect_default is None:
             builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
         name = node.get(CONNECT_NAME_PROP)
         if name is None and (t in ("record", "enum") or (t == "fixed" and logical != "decimal")):
@@ -507,39 +596,54 @@ class _ToConnect:
 
     def record(self, node: dict[str, Any]) -> SchemaBuilder:
         builder = SchemaBuilder.struct()
-        meta = self.config.connect_meta_data
-        if meta and node.get("doc") is not None:
+        docs = self.config.connect_meta_data and not self.config.discard_type_doc_default
+        if docs and node.get("doc") is not None:
             builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
         self.open.add(node["name"])
         for field in node["fields"]:
-            if meta and field.get("doc") is not None:
+            if docs and field.get("doc") is not None:
                 builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + field["name"], field["doc"])
-            builder.field(field["name"], self.convert(field["type"], False, field.get("default"), None,
-                                                      has_default="default" in field))
+            schema = self.convert(field["type"], False, field.get("default"), None, has_default="default" in field,
+                                  field_doc=field.get("doc"))
+            params = field.get(CONNECT_PARAMETERS_PROP)
+            if self.config.connect_meta_data and isinstance(params, dict):  # a named type written by name
+                schema = _with_parameters(schema, {k: str(v) for k, v in params.items()})
+            builder.field(field["name"], schema)
         self.open.discard(node["name"])
         return builder
 
-    def union(self, members: list[Any], force_optional: bool) -> Schema:
+    def flattened(self, members: list[Any]) -> Any:
+        """The member a singleton union or a union of null and one type is read as (else None)."""
         if len(members) == 1 and self.config.flatten_singleton_unions:
-            return self.convert(members[0], False, None, None)
+            return members[0]
         if len(members) == 2 and "null" in members:
-            other = members[1] if members[0] == "null" else members[0]
-            return self.convert(other, True, None, None)
+            return members[1] if members[0] == "null" else members[0]
+        return None
+
+    def union(self, members: list[Any]) -> SchemaBuilder:
         builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
         seen: set[str] = set()
         for index, member in enumerate(members):
             if member == "null":
                 builder.optional()
                 continue
-            field_name = _union_member_name(self.named.get(member, member) if isinstance(member, str) else member,
-                                            index)
+            node = self.named.get(member, member) if isinstance(member, str) else member
+            field_name = _union_member_name(node, index, self.config.enhanced_avro_schema_support)
             if field_name in seen:
                 raise DataException("Multiple union schemas map to the Connect union field name")
             seen.add(field_name)
             builder.field(field_name, self.convert(member, True, None, None))
-        if force_optional:
-            builder.optional()
-        return builder.build()
+        return builder
+
+
+def _with_parameters(schema: Schema, params: dict[str, str]) -> Schema:
+    """``schema`` with ``params`` over its own parameters (``applyFieldLevelParams``)."""
+    merged = {**(schema.parameters or {}), **params}
+    if merged == (schema.parameters or {}):
+        return schema
+    return Schema(schema.type, schema.optional, schema.default_value, schema.name, schema.version, schema.doc,
+                  merged, schema.fields if schema.type is SchemaType.STRUCT else None,
+                  schema.key_schema, schema.value_schema)
 
 
 def _is_map_entry(node: Any) -> bool:
@@ -549,12 +653,13 @@ def _is_map_entry(node: Any) -> bool:
         node.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
 
 
-def _union_member_name(member: Any, index: int) -> str:
+def _union_member_name(member: Any, index: int, full_names: bool) -> str:
+    """The Connect union field of a member: its Avro type, or a named type's (full, if ``full_names``) name."""
     node = {"type": member} if isinstance(member, str) else member
     if isinstance(node, list):
         return f"connect_union_field_{index}"
     if node["type"] in _NAMED:
-        return node["name"].rpartition(".")[2] if "." in node["name"] else node["name"]
+        return node["name"] if full_names else node["name"].rpartition(".")[2]
     return node["type"]
 
 
@@ -594,21 +699,24 @@ def _default_from_json(schema: Schema, node: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------------ values
 
-def _writer(schema: Schema | None) -> Callable[[Any], Any]:
-    """A function from Connect values of ``schema`` to fastavro datums (cached per schema)."""
-    cached = _WRITERS.get(schema)
+_DEFAULT_CONFIG = AvroDataConfig()
+
+
+def _writer(schema: Schema | None, config: AvroDataConfig = _DEFAULT_CONFIG) -> Callable[[Any], Any]:
+    """A function from Connect values of ``schema`` to fastavro datums (cached per schema and config)."""
+    cached = _WRITERS.get((schema, config))
     if cached is None:
-        cached = _make_writer(schema)
-        _WRITERS.put(schema, cached)
+        cached = _make_writer(schema, config)
+        _WRITERS.put((schema, config), cached)
     return cached
 
 
-def reader(schema: Schema) -> Callable[[Any], Any]:
-    """A function from fastavro datums to Connect values of ``schema`` (cached per schema)."""
-    cached = _READERS.get(schema)
+def reader(schema: Schema, config: AvroDataConfig = _DEFAULT_CONFIG) -> Callable[[Any], Any]:
+    """A function from fastavro datums to Connect values of ``schema`` (cached per schema and config)."""
+    cached = _READERS.get((schema, config))
     if cached is None:
-        cached = _make_reader(schema)
-        _READERS.put(schema, cached)
+        cached = _make_reader(schema, config)
+        _READERS.put((schema, config), cached)
     return cached
 
 
@@ -620,36 +728,59 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _make_writer(schema: Schema) -> Callable[[Any], Any]:
+def _string_keys(schema: Schema, config: AvroDataConfig) -> bool:
+    """Whether a MAP schema is an Avro map (else an array of key/value records)."""
+    key = schema.key_schema
+    return key.type is SchemaType.STRING and (not key.optional or config.allow_optional_map_keys)
+
+
+def _field_names(schema: Schema, config: AvroDataConfig) -> list[str]:
+    scrub = scrub_name if config.scrub_invalid_names else str
+    return [scrub(f.name) for f in schema.fields]
+
+
+def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]:
     t = schema.type
     inner: Callable[[Any], Any]
-    if t is SchemaType.BYTES:
+    if schema.name == Decimal.LOGICAL_NAME and _legacy_decimal(schema):
+        inner = _legacy_decimal_writer(schema)
+    elif t is SchemaType.BYTES:
         inner = _identity if schema.name == Decimal.LOGICAL_NAME else _as_bytes
     elif t is SchemaType.ARRAY:
-        item = _writer(schema.value_schema)
+        item = _writer(schema.value_schema, config)
         inner = _identity if item is _identity else (lambda v: [item(x) for x in v])
     elif t is SchemaType.MAP:
-        key, value = _writer(schema.key_schema), _writer(schema.value_schema)
-        if schema.key_schema.type is SchemaType.STRING:
+        key, value = _writer(schema.key_schema, config), _writer(schema.value_schema, config)
+        if _string_keys(schema, config):
             inner = lambda v: {k: value(x) for k, x in v.items()}  # noqa: E731
         else:
             inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
     elif _is_union(schema):
-        members = [(f, _writer(f.schema)) for f in schema.fields]
+        # A member's Avro type name picks its branch (fastavro's tuple notation) where values of several
+        # branches look alike: strings and enums, records, fixed of one size
+        members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
 
         def inner(v: Struct) -> Any:
-            for f, write in members:
+            for f, write, branch in members:
                 member = v.get(f)
                 if member is not None:
-                    return write(member)
+                    return write(member) if branch is None else (branch, write(member))
             return None
     elif t is SchemaType.STRUCT:
-        fields = [(f.name, f.index, _writer(f.schema), f.schema.default_value) for f in schema.fields]
+        fields = [(name, f.index, _writer(f.schema, config), f.schema.default_value)
+                  for name, f in zip(_field_names(schema, config), schema.fields, strict=True)]
+        required = [(f.index, f.name) for f in schema.fields if not f.schema.optional and f.schema.default_value is None]
 
         def inner(v: Struct) -> Any:
             if not isinstance(v, Struct):
                 raise DataException(f"Expected a Struct for schema {schema!r} but got {type(v).__name__}")
+            if v.schema is not schema and v.schema != schema:
+                raise DataException("Mismatching struct schema")
             values = v._values
+            if None in values:
+                for i, name in required:
+                    if values[i] is None:
+                        raise DataException(f"Found null value for non-optional field {name}")
             return {name: write(values[i] if values[i] is not None else default)
                     for name, i, write, default in fields}
     else:
@@ -659,11 +790,43 @@ def _make_writer(schema: Schema) -> Callable[[Any], Any]:
     return lambda v: None if v is None else inner(v)
 
 
+def _union_branch(member: Schema, config: AvroDataConfig) -> str | None:
+    """The fastavro name of a union member's Avro type, when it is known from the Connect schema alone."""
+    params = member.parameters or {}
+    if member.type is SchemaType.STRUCT:
+        return None if member.name is None or _is_union(member) else _FromConnect(config).full_name(member.name)
+    if member.type is SchemaType.STRING and config.enhanced_avro_schema_support and AVRO_TYPE_ENUM in params:
+        return params[AVRO_TYPE_ENUM]
+    if member.type is SchemaType.BYTES and member.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+        return _FromConnect(config).full_name(member.name)
+    if member.type is SchemaType.MAP:
+        return "map" if _string_keys(member, config) else "array"
+    return _PRIMITIVES.get(member.type) or "array"
+
+
+def _legacy_decimal(schema: Schema) -> bool:
+    """A Decimal whose scale and precision Avro's spec refuses: AvroData writes its unscaled bytes itself."""
+    params = schema.parameters or {}
+    scale = int(params.get(Decimal.SCALE_FIELD, 0))
+    return not 0 <= scale <= int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT))
+
+
+def _legacy_decimal_writer(schema: Schema) -> Callable[[Any], Any]:
+    size = int((schema.parameters or {}).get(CONNECT_AVRO_FIXED_SIZE_PROP, 0))
+
+    def write(value: Any) -> bytes:
+        unscaled = Decimal.from_logical(schema, value)
+        if size and len(unscaled) > size:
+            raise DataException(f"Unscaled value byte array length {len(unscaled)} is greater than fixed size {size}")
+        return unscaled.rjust(size, b"\xff" if unscaled[0] & 0x80 else b"\x00") if size else unscaled
+    return write
+
+
 def _as_bytes(value: Any) -> Any:
     return value if value is None or value.__class__ is bytes else bytes(value)
 
 
-def _make_reader(schema: Schema) -> Callable[[Any], Any]:
+def _make_reader(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]:
     t = schema.type
     inner: Callable[[Any], Any]
     if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
@@ -671,28 +834,30 @@ def _make_reader(schema: Schema) -> Callable[[Any], Any]:
     elif schema.name == Decimal.LOGICAL_NAME:
         inner = _decimal_reader(schema)
     elif t is SchemaType.ARRAY:
-        item = reader(schema.value_schema)
+        item = reader(schema.value_schema, config)
         inner = _identity if item is _identity else (lambda v: [item(x) for x in v])
     elif t is SchemaType.MAP:
-        key, value = reader(schema.key_schema), reader(schema.value_schema)
+        key, value = reader(schema.key_schema, config), reader(schema.value_schema, config)
         if schema.key_schema.type is SchemaType.STRING:
             inner = lambda v: ({k: value(x) for k, x in v.items()} if isinstance(v, dict)  # noqa: E731
                                else {key(e["key"]): value(e["value"]) for e in v})
         else:
             inner = lambda v: {key(e["key"]): value(e["value"]) for e in v}  # noqa: E731
     elif _is_union(schema):
-        members = [(f, reader(f.schema)) for f in schema.fields]
+        members = [(f, reader(f.schema, config), _record_keys(f.schema, config)) for f in schema.fields]
 
         def inner(v: Any) -> Any:
             struct = Struct(schema)
-            for f, read in members:
+            for f, read, keys in members:
+                if keys is not None and not (isinstance(v, dict) and v.keys() == keys):
+                    continue  # a record of other fields is another member's
                 try:
                     return struct.put(f, read(v))
                 except DataException:
                     continue
             raise DataException(f"No union member of {schema!r} matches {v!r}")
     elif t is SchemaType.STRUCT:
-        fields = [(f.name, reader(f.schema)) for f in schema.fields]
+        fields = list(zip(_field_names(schema, config), (reader(f.schema, config) for f in schema.fields), strict=True))
         of = Struct.of
         if all(read is _identity for _, read in fields):
             names = [name for name, _ in fields]
@@ -704,6 +869,12 @@ def _make_reader(schema: Schema) -> Callable[[Any], Any]:
     if inner is _identity:
         return inner
     return lambda v: None if v is None else inner(v)
+
+
+def _record_keys(schema: Schema, config: AvroDataConfig) -> set[str] | None:
+    if schema.type is not SchemaType.STRUCT or _is_union(schema):
+        return None
+    return set(_field_names(schema, config))
 
 
 def _decimal_reader(schema: Schema) -> Callable[[Any], Any]:
