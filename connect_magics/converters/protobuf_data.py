@@ -963,8 +963,11 @@ class _Reader:
             if fd is None:
                 values.append(None)
                 continue
-            present = (fd.type != _F.TYPE_MESSAGE or _is_repeated(fd)) and not self.optional(fd) \
-                or self.config.generate_struct_for_nulls or _is_repeated(fd) or message.HasField(f.name)
+            if _in_real_oneof(fd):  # flatten.unions: only the member that is set
+                present = message.HasField(f.name)
+            else:
+                present = (fd.type != _F.TYPE_MESSAGE or _is_repeated(fd)) and not self.optional(fd) \
+                    or self.config.generate_struct_for_nulls or _is_repeated(fd) or message.HasField(f.name)
             values.append(self.value(fs, fd, getattr(message, f.name), f"{where}.{f.name}") if present else None)
         return Struct.of(schema, values)
 
