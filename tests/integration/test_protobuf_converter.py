@@ -536,3 +536,39 @@ def test_a_converter_survives_pickling(url: str, topic: str) -> None:
     copy = pickle.loads(pickle.dumps(c))
     assert copy.from_connect_data(topic, schema, connect_order(schema)) == data
     assert copy.to_connect_data(topic, data) == c.to_connect_data(topic, data)
+
+
+def test_use_latest_version_writes_with_the_subjects_schema(url: str, topic: str) -> None:
+    """With ``use.latest.version`` the converter writes the Connect value into the subject's latest schema
+    (here the oracle's, with a real ``map<>`` field), by field names."""
+    cls = message_class(compiled_order_file(), "oracle.Order")
+    first = oracle_write(url, cls, full_order(cls), topic)
+    schema, value = converter(url, wrapper_for_nullables=True).to_connect_data(topic, first)
+    c = converter(url, wrapper_for_nullables=True, auto_register_schemas=False, use_latest_version=True)
+    data = c.from_connect_data(topic, schema, value)
+    assert data[:6] == first[:6]  # the oracle's schema id, the first message
+    assert oracle_read(url, cls, data, topic) == full_order(cls)
+
+
+def test_record_name_strategy_names_the_subject_after_the_message(url: str, topic: str) -> None:
+    package = "k" + uuid.uuid4().hex
+    schema = SchemaBuilder.struct().name(f"{package}.Key").field("id", INT64_SCHEMA).build()
+    c = ProtobufConverter()
+    c.configure({"schema.registry.url": url,
+                 "key.subject.name.strategy": "io.confluent.kafka.serializers.subject.RecordNameStrategy"}, True)
+    data = c.from_connect_data(topic, schema, Struct(schema).put("id", 3))
+    latest = registry_client(url).get_latest_version(f"{package}.Key")
+    assert latest.schema_id == int.from_bytes(data[1:5], "big")
+    read_schema, value = c.to_connect_data(topic, data)
+    assert read_schema.name == "Key" and read_schema.version == 1 and value.get("id") == 3
+
+
+def test_a_refused_schema_names_the_subject(url: str, topic: str) -> None:
+    c = converter(url, auto_register_schemas=False)
+    with pytest.raises(DataException, match=f"{topic}-value"):
+        c.from_connect_data(topic, connect_order_schema(), connect_order(connect_order_schema()))
+
+
+def test_bytes_that_are_not_confluents_wire_format(url: str, topic: str) -> None:
+    with pytest.raises(DataException, match="Unknown magic byte"):
+        converter(url).to_connect_data(topic, b"\x01\x00\x00\x00\x01\x00")
