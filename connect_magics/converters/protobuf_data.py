@@ -201,6 +201,8 @@ class ProtobufSchema:
         self.dependencies = dependencies
         self._pool: DescriptorPool | None = None
         self._classes: dict[str, type] = {}
+        self._text: str | None = None
+        self._indexes: list[int] | None = None
 
     @classmethod
     def of_descriptor(cls, descriptor: Descriptor) -> ProtobufSchema:
@@ -267,14 +269,18 @@ class ProtobufSchema:
     @property
     def message_indexes(self) -> list[int]:
         """Confluent's message indexes of this schema's message in its file."""
-        from confluent_kafka.schema_registry.common.protobuf import _create_index_array
+        if self._indexes is None:
+            from confluent_kafka.schema_registry.common.protobuf import _create_index_array
 
-        return _create_index_array(self.descriptor)
+            self._indexes = _create_index_array(self.descriptor)
+        return self._indexes
 
     def schema_text(self) -> str:
         """The schema as the registry stores it from confluent-kafka's serializer: the base64 of the file
         descriptor, type names resolved."""
-        return base64.standard_b64encode(self.descriptor.file.serialized_pb).decode("ascii")
+        if self._text is None:
+            self._text = base64.standard_b64encode(self.descriptor.file.serialized_pb).decode("ascii")
+        return self._text
 
 
 def message_name_at(file: descriptor_pb2.FileDescriptorProto, indexes: list[int]) -> str:
@@ -708,6 +714,7 @@ class ProtobufData:
         self.config = config or ProtobufDataConfig()
         self._protobuf_schemas = LRUCache(self.config.schemas_cache_size)  # Connect schema -> ProtobufSchema
         self._connect_schemas = LRUCache(self.config.schemas_cache_size)  # (ProtobufSchema, version) -> Schema
+        self._readers = _ReaderPlans(self.config)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config}
@@ -761,9 +768,7 @@ class ProtobufData:
         """The Connect value of a message of the schema ``schema`` was made from."""
         if message is None:
             return None
-        if schema.type is not SchemaType.STRUCT:
-            return _Reader(self.config).primitive(schema, None, message, "value")
-        return _Reader(self.config).struct(schema, message, schema.name or "value")
+        return self._readers.root(schema, message.DESCRIPTOR)(message)
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -934,42 +939,73 @@ class _Writer:
                             f"{fd.full_name}")
 
 
-class _Reader:
-    """Messages into Connect values."""
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _ReaderPlans:
+    """Functions from messages (and field values) to Connect values, made once per Connect schema and message
+    type: a read walks them without looking anything up."""
 
     def __init__(self, config: ProtobufDataConfig) -> None:
         self.config = config
+        self.plans = LRUCache(max(config.schemas_cache_size, 16))
 
-    def struct(self, schema: Schema, message: Message, where: str) -> Struct:
-        fields = message.DESCRIPTOR.fields_by_name
-        values: list[Any] = []
+    def root(self, schema: Schema, descriptor: Descriptor) -> Callable[[Any], Any]:
+        key = (schema, descriptor)
+        found = self.plans.get(key)
+        if found is None:
+            if schema.type is SchemaType.STRUCT:
+                found = self.struct(schema, descriptor, schema.name or "value")
+            else:  # a raw primitive in its wrapper message
+                value_fd = descriptor.fields_by_name[VALUE_FIELD]
+                inner = self.value(schema, value_fd, "value")
+                found = lambda m: inner(m.value)  # noqa: E731
+            self.plans.put(key, found)
+        return found
+
+    def struct(self, schema: Schema, descriptor: Descriptor, where: str) -> Callable[[Any], Struct]:
+        by_name = descriptor.fields_by_name
+        steps: list[Callable[[Any], Any]] = []
         for f in schema.fields:
-            fs = f.schema
-            if _is_union(fs):
-                oneof = self.oneof_name(fs, f.name)
-                which = message.WhichOneof(oneof)
-                if which is None:
-                    values.append(None)
-                    continue
-                member = fs.field(which)
-                if member is None:
-                    raise DataException(f"Field {where}.{f.name}: the union has no member {which}")
-                union = Struct(fs)
-                union._values[member.index] = self.value(member.schema, fields[which],
-                                                         getattr(message, which), f"{where}.{f.name}.{which}")
-                values.append(union)
+            here = f"{where}.{f.name}"
+            if _is_union(f.schema):
+                steps.append(self.union(f.schema, by_name, self.oneof_name(f.schema, f.name), here))
                 continue
-            fd = fields.get(f.name)
+            fd = by_name.get(f.name)
             if fd is None:
-                values.append(None)
+                steps.append(lambda m: None)
                 continue
+            read = self.value(f.schema, fd, here)
             if _in_real_oneof(fd):  # flatten.unions: only the member that is set
-                present = message.HasField(f.name)
+                always = False
             else:
-                present = (fd.type != _F.TYPE_MESSAGE or _is_repeated(fd)) and not self.optional(fd) \
-                    or self.config.generate_struct_for_nulls or _is_repeated(fd) or message.HasField(f.name)
-            values.append(self.value(fs, fd, getattr(message, f.name), f"{where}.{f.name}") if present else None)
-        return Struct.of(schema, values)
+                always = (fd.type != _F.TYPE_MESSAGE or _is_repeated(fd)) and not self.optional(fd) \
+                    or self.config.generate_struct_for_nulls or _is_repeated(fd)
+            steps.append(_field_step(f.name, read, always))
+        of = Struct.of
+        return lambda m: of(schema, [step(m) for step in steps])
+
+    def union(self, union: Schema, by_name: Mapping[str, FieldDescriptor], oneof: str,
+              where: str) -> Callable[[Any], Any]:
+        members: dict[str, tuple[int, Callable[[Any], Any]]] = {}
+        for member in union.fields:
+            fd = by_name.get(member.name)
+            if fd is not None:
+                members[member.name] = (member.index, self.value(member.schema, fd, f"{where}.{member.name}"))
+        size = len(union.fields)
+
+        def read(m: Any) -> Any:
+            which = m.WhichOneof(oneof)
+            if which is None:
+                return None
+            found = members.get(which)
+            if found is None:
+                raise DataException(f"Field {where}: the union has no member {which}")
+            values = [None] * size
+            values[found[0]] = found[1](getattr(m, which))
+            return Struct.of(union, values)
+        return read
 
     def oneof_name(self, union: Schema, field_name: str) -> str:
         params = union.parameters or {}
@@ -982,51 +1018,68 @@ class _Reader:
     def optional(self, fd: FieldDescriptor) -> bool:
         return _proto3_optional(fd) or (self.config.optional_for_proto2 and has_optional_keyword(fd))
 
-    def value(self, schema: Schema, fd: FieldDescriptor, raw: Any, where: str) -> Any:
+    def value(self, schema: Schema, fd: FieldDescriptor, where: str) -> Callable[[Any], Any]:
+        """The reader of one field's value (each element's, for repeated fields)."""
         t = schema.type
-        try:
-            if t is SchemaType.ARRAY:
-                element = schema.value_schema
-                return [self.value(element, fd, item, f"{where}[{i}]") for i, item in enumerate(raw)]
-            if t is SchemaType.MAP:
-                entry = fd.message_type
-                key_fd, value_fd = entry.fields_by_name[KEY_FIELD], entry.fields_by_name[VALUE_FIELD]
-                if hasattr(raw, "items"):  # a map<> field
-                    pairs = list(raw.items())
-                else:
-                    pairs = [(item.key, item.value) for item in raw]
-                return {self.value(schema.key_schema, key_fd, k, where + ".key"):
-                        self.value(schema.value_schema, value_fd, v, f"{where}[{k!r}]") for k, v in pairs}
-            if t is SchemaType.STRUCT:
-                return self.struct(schema, raw, where)
-            return self.primitive(schema, fd, raw, where)
-        except (TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise DataException(f"Field {where}: invalid value for {t}: {e}") from None
+        if t is SchemaType.ARRAY:
+            item = self.value(schema.value_schema, fd, where + "[]")
+            return list if item is _identity else (lambda v: [item(x) for x in v])
+        if t is SchemaType.MAP:
+            if fd.type != _F.TYPE_MESSAGE:
+                raise DataException(f"Field {where}: a {_TYPE_NAMES.get(fd.type)} field cannot be read as a map")
+            entry = fd.message_type
+            key = self.value(schema.key_schema, entry.fields_by_name[KEY_FIELD], where + ".key")
+            value = self.value(schema.value_schema, entry.fields_by_name[VALUE_FIELD], where + ".value")
+            if entry.GetOptions().map_entry:
+                return lambda v: {key(k): value(x) for k, x in v.items()}
+            return lambda v: {key(e.key): value(e.value) for e in v}
+        if t is SchemaType.STRUCT:
+            if fd.type != _F.TYPE_MESSAGE:
+                raise DataException(f"Field {where}: a {_TYPE_NAMES.get(fd.type)} field cannot be read as a struct")
+            return self.struct(schema, fd.message_type, where)
+        return _guarded(self.primitive(schema, fd, where), where, t)
 
-    def primitive(self, schema: Schema, fd: FieldDescriptor | None, raw: Any, where: str) -> Any:
+    def primitive(self, schema: Schema, fd: FieldDescriptor, where: str) -> Callable[[Any], Any]:
         name = schema.name
         if name == Decimal.LOGICAL_NAME:
             from confluent_kafka.schema_registry.common.protobuf import protobuf_to_decimal
 
-            return protobuf_to_decimal(raw)
+            return protobuf_to_decimal  # type: ignore[no-any-return]
         if name == Date.LOGICAL_NAME:
-            return _dt.date(raw.year, raw.month, raw.day)
+            return lambda v: _dt.date(v.year, v.month, v.day)
         if name == Time.LOGICAL_NAME:
-            return _dt.time(raw.hours, raw.minutes, raw.seconds, (raw.nanos // _NANOS_PER_MILLI) * 1000)
+            return lambda v: _dt.time(v.hours, v.minutes, v.seconds, (v.nanos // _NANOS_PER_MILLI) * 1000)
         if name == Timestamp.LOGICAL_NAME:
-            return Timestamp.to_logical(schema, raw.seconds * 1000 + raw.nanos // _NANOS_PER_MILLI)
-        if isinstance(raw, Message):
-            if raw.DESCRIPTOR.full_name not in _WRAPPERS:
-                raise DataException(f"Field {where}: a {raw.DESCRIPTOR.full_name} message is not a {schema.type}")
-            fd, raw = raw.DESCRIPTOR.fields_by_name[VALUE_FIELD], raw.value  # type: ignore[attr-defined]
-        t = schema.type
-        if fd is not None and fd.type == _F.TYPE_ENUM and t is SchemaType.STRING:
-            found = fd.enum_type.values_by_number.get(raw)
-            return found.name if found is not None else f"UNKNOWN_ENUM_VALUE_{fd.enum_type.name}_{raw}"
-        if t is SchemaType.INT64 and fd is not None and fd.type in _UNSIGNED_64 and raw >= 1 << 63:
-            return raw - (1 << 64)
-        if t is SchemaType.BYTES:
-            return bytes(raw)
-        if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
-            return float(raw)
-        return raw
+            return lambda v: Timestamp.to_logical(schema, v.seconds * 1000 + v.nanos // _NANOS_PER_MILLI)
+        if fd.type == _F.TYPE_MESSAGE:
+            if fd.message_type.full_name not in _WRAPPERS:
+                raise DataException(f"Field {where}: a {fd.message_type.full_name} message is not a {schema.type}")
+            inner = self.primitive(schema, fd.message_type.fields_by_name[VALUE_FIELD], where)
+            return lambda v: inner(v.value)
+        if fd.type == _F.TYPE_ENUM and schema.type is SchemaType.STRING:
+            enum = fd.enum_type
+            names = {value.number: value.name for value in enum.values}
+            return lambda v: names.get(v) or f"UNKNOWN_ENUM_VALUE_{enum.name}_{v}"
+        if schema.type is SchemaType.INT64 and fd.type in _UNSIGNED_64:
+            return lambda v: v - (1 << 64) if v >= 1 << 63 else v
+        return _identity
+
+
+def _field_step(name: str, read: Callable[[Any], Any], always: bool) -> Callable[[Any], Any]:
+    if always:
+        if read is _identity:
+            return lambda m: getattr(m, name)
+        return lambda m: read(getattr(m, name))
+    return lambda m: read(getattr(m, name)) if m.HasField(name) else None
+
+
+def _guarded(read: Callable[[Any], Any], where: str, t: SchemaType) -> Callable[[Any], Any]:
+    if read is _identity:
+        return read
+
+    def guarded(value: Any) -> Any:
+        try:
+            return read(value)
+        except (TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise DataException(f"Field {where}: invalid value for {t}: {e}") from None
+    return guarded
