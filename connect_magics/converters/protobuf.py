@@ -3,8 +3,8 @@ format (magic byte 0, the schema's 4-byte registry id, the message indexes, the 
 Schema Registry.
 
 Schemas are registered as confluent-kafka's ``ProtobufSerializer`` registers them (the base64 of the file
-descriptor, well-known and Confluent imports without references) and read in either form the registry keeps:
-that one, or ``.proto`` text the registry can serve as a descriptor (``format=serialized``).
+descriptor, well-known and Confluent imports without references) and read in either form a registry keeps:
+that one, or ``.proto`` text as Confluent's Java serializers register it (parsed by :mod:`.proto_text`).
 
 Example (a registry at ``url``)::
 
@@ -35,6 +35,7 @@ from connect_magics.api.converters import (
 from connect_magics.api.data import LRUCache, Schema
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers
+from connect_magics.converters.proto_text import parse_proto
 from connect_magics.converters.protobuf_data import (
     ProtobufData,
     ProtobufDataConfig,
@@ -214,18 +215,26 @@ class ProtobufConverter(Converter):
         if found is None:
             file = decode_registered_schema(registered.schema_str)
             if file is None:
-                serialized = self.registry.call(
-                    f"fetching schema {schema_id} as a descriptor",
-                    lambda: self.registry.client.get_schema(schema_id, fmt="serialized"))
-                file = decode_registered_schema(serialized.schema_str)
-            if file is None:
-                raise DataException(f"Schema {schema_id} is .proto text the registry at {self.registry.url} does not "
-                                    f"serve as a descriptor (format=serialized)")
+                file = self._parse_text(schema_id, registered.schema_str)
             dependencies: list[bytes] = []
             self._references(registered.references or [], dependencies, set())
             found = (file, tuple(dependencies))
             self._files[schema_id] = found
         return found
+
+    def _parse_text(self, schema_id: int, text: str) -> descriptor_pb2.FileDescriptorProto:
+        """A schema registered as .proto source: parsed here, else as the registry serves it as a descriptor
+        (``format=serialized``: base64 from Confluent's registry)."""
+        try:
+            return parse_proto(text)
+        except DataException as e:
+            serialized = self.registry.call(f"fetching schema {schema_id} as a descriptor",
+                                            lambda: self.registry.client.get_schema(schema_id, fmt="serialized"))
+            file = decode_registered_schema(serialized.schema_str)
+            if file is None:
+                raise DataException(f"Schema {schema_id} is .proto text this converter cannot read ({e}) and the "
+                                    f"registry at {self.registry.url} does not serve as a descriptor") from None
+            return file
 
     def _references(self, references: list[Any], out: list[bytes], seen: set[str]) -> None:
         from confluent_kafka.schema_registry.common.protobuf import _is_builtin
@@ -238,10 +247,8 @@ class ProtobufConverter(Converter):
                 f"fetching the schema {ref.name} referenced as {ref.subject} version {ref.version}",
                 lambda ref=ref: self.registry.client.get_version(ref.subject, ref.version, True, "serialized"))
             self._references(version.schema.references or [], out, seen)
-            file = decode_registered_schema(version.schema.schema_str, ref.name)
-            if file is None:
-                raise DataException(f"Referenced schema {ref.subject} version {ref.version} is not served as a "
-                                    f"descriptor")
+            file = decode_registered_schema(version.schema.schema_str, ref.name) or \
+                parse_proto(version.schema.schema_str, ref.name)
             file.name = ref.name
             out.append(file.SerializeToString())
 

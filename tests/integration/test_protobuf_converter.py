@@ -261,9 +261,14 @@ def test_reads_every_type_the_oracle_writes(url: str, topic: str) -> None:
     data = oracle_write(url, cls, full_order(cls), topic)
     schema, value = converter(url).to_connect_data(topic, data)
     assert schema == expected_order_schema()
+    assert value == expected_order_value(schema)
+
+
+def expected_order_value(schema: Schema) -> Struct:
+    """The Connect value of :func:`full_order`."""
     line = schema.field("line").schema
     lines_item = schema.field("lines").schema.value_schema
-    assert value == Struct.of(schema, [
+    return Struct.of(schema, [
         Struct(schema.field("choice_0").schema).put("number", 42),
         -7, 2**31 - 1, -5, 1.5, -2.25, True, "héllo", b"\x00\xff", ["a", "b"],
         [Struct(lines_item).put("sku", "x").put("qty", 1), Struct(lines_item).put("sku", "y").put("qty", 2)],
@@ -272,6 +277,75 @@ def test_reads_every_type_the_oracle_writes(url: str, topic: str) -> None:
         dt.time(13, 14, 15, 16000), decimal.Decimal("123.45"), "n",
         "wrapped", "SHIPPED", -3, 2**32 - 1, -1,
     ])
+
+
+ORDER_PROTO = """syntax = "proto3";
+package oracle;
+
+import "google/protobuf/timestamp.proto";
+import "google/type/date.proto";
+import "google/type/timeofday.proto";
+import "confluent/type/decimal.proto";
+import "google/protobuf/wrappers.proto";
+import "confluent/meta.proto";
+
+message Order {
+  int64 id = 1;
+  int32 i32 = 2;
+  int32 small = 3 [(confluent.field_meta) = {
+    params: [
+      {
+        key: "connect.type",
+        value: "int8"
+      }
+    ]
+  }];
+  float f = 4;
+  double d = 5;
+  bool b = 6;
+  string s = 7;
+  bytes raw = 8;
+  repeated string names = 9;
+  repeated Line lines = 10;
+  map<string, int64> counts = 11;
+  .oracle.Order.Line line = 12;
+  google.protobuf.Timestamp ts = 13;
+  google.type.Date day = 14;
+  google.type.TimeOfDay at = 15;
+  confluent.type.Decimal amount = 16 [(confluent.field_meta).params = { key: "scale" value: "2" }];
+  optional string note = 17;
+  google.protobuf.StringValue maybe = 18;
+  Status status = 19;
+  oneof choice {
+    string text = 20;
+    int32 number = 21;
+  }
+  sint32 zig = 22;
+  uint32 u32 = 23;
+  fixed64 f64 = 24;
+
+  message Line {
+    string sku = 1;
+    int32 qty = 2;
+  }
+  enum Status {
+    NEW = 0;
+    SHIPPED = 1;
+  }
+}
+"""
+
+
+def test_reads_a_schema_registered_as_proto_text(url: str, topic: str) -> None:
+    """Confluent's Java serializers register .proto source; the message bytes are the same."""
+    from confluent_kafka.schema_registry import Schema as RegistrySchema
+
+    schema_id = registry_client(url).register_schema(f"{topic}-value", RegistrySchema(ORDER_PROTO, "PROTOBUF"))
+    cls = message_class(compiled_order_file(), "oracle.Order")
+    data = schema_id.to_bytes(4, "big").rjust(5, b"\x00") + b"\x00" + full_order(cls).SerializeToString()
+    schema, value = converter(url).to_connect_data(topic, data)
+    assert schema == expected_order_schema()
+    assert value == expected_order_value(schema)
 
 
 def test_reads_unset_fields_as_the_oracle_leaves_them(url: str, topic: str) -> None:

@@ -365,3 +365,96 @@ def test_schemas_and_data_pickle_without_pools() -> None:
     copy = pickle.loads(pickle.dumps(proto))
     assert copy == proto and copy._pool is None and fields(copy) == fields(proto)
     assert pickle.loads(pickle.dumps(data)).from_connect_schema(schema) == proto
+
+
+PROTO_TEXT = """
+// a comment
+syntax = "proto3";
+package shop.v1;
+import "google/protobuf/timestamp.proto";
+import "confluent/meta.proto";
+option java_package = "x.y";
+
+/* block
+   comment */
+message Order {
+  option deprecated = false;
+  reserved 9, 10 to 12;
+  int64 id = 1 [json_name = "ID", deprecated = true];
+  repeated int32 codes = 2 [packed = true];
+  map<string, Item> my_items = 3;
+  optional string note = 4;
+  google.protobuf.Timestamp at = 5;
+  Kind kind = 6;
+  oneof pick { string a = 7; Item b = 8 [(confluent.field_meta) = { doc: "d", params: [ { key: "k", value: "v" } ] }]; }
+  message Item { string sku = 1; }
+  enum Kind { KIND_UNSET = 0; KIND_BIG = 1 [deprecated = true]; KIND_NEG = -1; }
+}
+service Ignored { rpc Call (Order) returns (Order); }
+"""
+
+
+def expected_text_file() -> descriptor_pb2.FileDescriptorProto:
+    file = descriptor_pb2.FileDescriptorProto(name="t.proto", package="shop.v1", syntax="proto3",
+                                              dependency=["google/protobuf/timestamp.proto", "confluent/meta.proto"])
+    order = file.message_type.add(name="Order")
+    add = order.field.add
+    add(name="id", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL, json_name="ID").options.deprecated = True
+    add(name="codes", number=2, type=F.TYPE_INT32, label=F.LABEL_REPEATED).options.packed = True
+    add(name="my_items", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".shop.v1.Order.MyItemsEntry")
+    add(name="note", number=4, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL, proto3_optional=True, oneof_index=1)
+    add(name="at", number=5, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".google.protobuf.Timestamp")
+    add(name="kind", number=6, type=F.TYPE_ENUM, label=F.LABEL_OPTIONAL, type_name=".shop.v1.Order.Kind")
+    add(name="a", number=7, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL, oneof_index=0)
+    b = add(name="b", number=8, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".shop.v1.Order.Item",
+            oneof_index=0)
+    from confluent_kafka.schema_registry.confluent import meta_pb2
+
+    b.options.Extensions[meta_pb2.field_meta].doc = "d"
+    b.options.Extensions[meta_pb2.field_meta].params["k"] = "v"
+    entry = order.nested_type.add(name="MyItemsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL,
+                    type_name=".shop.v1.Order.Item")
+    order.nested_type.add(name="Item").field.add(name="sku", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    kind = order.enum_type.add(name="Kind")
+    for name, number in (("KIND_UNSET", 0), ("KIND_BIG", 1), ("KIND_NEG", -1)):
+        kind.value.add(name=name, number=number)
+    order.oneof_decl.add(name="pick")
+    order.oneof_decl.add(name="_note")
+    return file
+
+
+def _resolved(file: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDescriptorProto:
+    proto = ProtobufSchema(file, "shop.v1.Order")
+    out = descriptor_pb2.FileDescriptorProto()
+    proto.descriptor.file.CopyToProto(out)
+    for message in out.message_type:  # options the pool keeps as written are compared by their fields above
+        for f in message.field:
+            f.ClearField("json_name")
+    return out
+
+
+def test_proto_text_parses_as_protoc_compiles() -> None:
+    from connect_magics.converters.proto_text import parse_proto
+
+    parsed = parse_proto(PROTO_TEXT, "t.proto")
+    assert _resolved(parsed) == _resolved(expected_text_file())
+    assert parsed.message_type[0].field[0].json_name == "ID"
+    schema = ProtobufData().to_connect_schema(ProtobufSchema(parsed, "shop.v1.Order"))
+    assert [f.name for f in schema.fields] == ["pick_0", "id", "codes", "my_items", "note", "at", "kind"]
+    assert schema.field("my_items").schema.name == "my_items"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('syntax = "proto2"; message A { optional group G = 1 { } }', "groups are not supported"),
+    ('syntax = "proto3";\nmessage A {\n  int32 a 1;\n}', "line 3: expected '='"),
+    ('edition = "2023";', "editions"),
+    ('syntax = "proto3"; message A { int32 a = 1; ', "unexpected end"),
+])
+def test_proto_text_errors(text: str, message: str) -> None:
+    from connect_magics.converters.proto_text import parse_proto
+
+    with pytest.raises(DataException, match=message):
+        parse_proto(text)
