@@ -84,6 +84,8 @@ def decode_registered_schema(schema_str: str, name: str = "default") -> descript
     is ``.proto`` source.
 
     >>> f = descriptor_pb2.FileDescriptorProto(name="x.proto", package="p")
+    >>> f.message_type.add(name="A").name
+    'A'
     >>> decode_registered_schema(base64.b64encode(f.SerializeToString()).decode()).package
     'p'
     >>> decode_registered_schema('syntax = "proto3"; message A {}') is None

@@ -500,7 +500,7 @@ def _int_param(text: str, key: str, where: str) -> int:
 
 # ------------------------------------------------------------------------------------ schema: Protobuf -> Connect
 
-_FILE_SYNTAX: dict[Any, str] = {}
+_FILE_SYNTAX = LRUCache(1000)  # file descriptor -> "proto2" | "proto3" (descriptors take no weak references)
 
 
 class _ToConnect:
@@ -654,7 +654,7 @@ def _field_meta(fd: FieldDescriptor) -> Mapping[str, str]:
     return dict(options.Extensions[meta_pb2.field_meta].params)
 
 
-_PROTO3_OPTIONAL: dict[Any, bool] = {}
+_PROTO3_OPTIONAL = LRUCache(100_000)  # field descriptor -> bool
 
 
 def _proto3_optional(fd: FieldDescriptor) -> bool:
@@ -667,7 +667,7 @@ def _proto3_optional(fd: FieldDescriptor) -> bool:
             message = descriptor_pb2.DescriptorProto()
             fd.containing_type.CopyToProto(message)
             found = any(p.name == fd.name and p.proto3_optional for p in message.field)
-        _PROTO3_OPTIONAL[fd] = found
+        _PROTO3_OPTIONAL.put(fd, found)
     return found
 
 
@@ -688,7 +688,7 @@ def _syntax(fd: FieldDescriptor) -> str:
         found = proto.syntax or "proto2"
         if found == "editions":
             found = "proto3" if proto.edition == descriptor_pb2.EDITION_PROTO3 else "proto2"
-        _FILE_SYNTAX[file] = found
+        _FILE_SYNTAX.put(file, found)
     return found
 
 
