@@ -34,7 +34,6 @@ import base64
 import datetime as _dt
 import decimal
 import re
-import threading
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -179,9 +178,6 @@ def _enum_param(schema: Schema) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ ProtobufSchema
-
-_BUILTIN_POOL_LOCK = threading.Lock()
-
 
 class ProtobufSchema:
     """A ``FileDescriptorProto`` (and the files it imports that are not well-known) and one message of it.
