@@ -646,3 +646,88 @@ def test_a_refused_schema_names_the_subject(url: str, topic: str) -> None:
 def test_bytes_that_are_not_confluents_wire_format(url: str, topic: str) -> None:
     with pytest.raises(DataException, match="Unknown magic byte"):
         converter(url).to_connect_data(topic, b"\x01\x00\x00\x00\x01\x00")
+
+
+# ------------------------------------------------------------------------------------ through a running worker
+
+class OrdersSourceTask:
+    """Writes ten ``oracle.Order2`` structs (see :func:`connect_order_schema`), then nothing."""
+
+    def version(self) -> str:
+        return "1"
+
+    def initialize(self, context: Any) -> None:
+        self.context = context
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic, self.done = props["topic"], False
+
+    def poll(self) -> Any:
+        import time
+
+        from connect_magics.api.records import SourceRecord
+
+        if self.done:
+            time.sleep(0.1)
+            return None
+        self.done = True
+        schema = connect_order_schema()
+        return [SourceRecord({"p": 0}, {"n": n}, self.topic, 0, value_schema=schema,
+                             value=connect_order(schema).put("id", n)) for n in range(10)]
+
+    def commit(self) -> None:
+        pass
+
+    def commit_record(self, record: Any, metadata: Any) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_worker_writes_and_reads_protobuf_under_confluents_class_name(url: str, bootstrap: str,
+                                                                          unique: str) -> None:
+    """value.converter=io.confluent.connect.protobuf.ProtobufConverter with its settings under the
+    value.converter. prefix: a source's records are the oracle's messages, a sink reads them back."""
+    from confluent_kafka import Consumer
+    from helpers import one_task_connector, wait_until
+
+    from connect_magics import ConnectRuntime
+    from connect_magics.api import SourceConnector, SourceTask
+    from connect_magics.connectors import verifying
+
+    task = type("OrdersSourceTask", (OrdersSourceTask, SourceTask), {"__module__": __name__})
+    source = one_task_connector("OrdersSource", SourceConnector, task)
+    topic = f"orders-{unique}"
+    protobuf = {"value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+                "value.converter.schema.registry.url": url, "key.converter":
+                "org.apache.kafka.connect.storage.StringConverter"}
+    with ConnectRuntime(bootstrap, f"pb-{unique}", {"offset.flush.interval.ms": "200"}) as rt:
+        rt.plugins.register(source)
+        rt.create_connector(f"src-{unique}", {"connector.class": "OrdersSource", "topic": topic,
+                                              "topic.creation.default.replication.factor": "1",
+                                              "topic.creation.default.partitions": "1", **protobuf})
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"oracle-{unique}",
+                             "auto.offset.reset": "earliest"})
+        consumer.subscribe([topic])
+        got: list[Any] = []
+
+        def ten() -> bool:
+            got.extend(m for m in consumer.consume(20, timeout=0.2) if not m.error())
+            return len(got) >= 10
+        try:
+            wait_until(ten, 60, message="ten records from the source")
+        finally:
+            consumer.close()
+        cls = message_class(expected_order2_file(), "oracle.Order2")
+        read = [oracle_read(url, cls, m.value(), topic) for m in got]
+        assert [m.id for m in read] == list(range(10))
+        expected = expected_order2(cls)
+        expected.id = 3
+        assert read[3] == expected
+
+        rt.create_connector(f"sink-{unique}", {"connector.class": "VerifyingSink", "topics": topic, **protobuf})
+        wait_until(lambda: len(verifying.received(f"sink-{unique}")) >= 10, 60, message="the sink's ten records")
+        records = verifying.received(f"sink-{unique}")
+        assert sorted(r.value.get("id") for r in records) == list(range(10))
+        assert records[0].value_schema.name == "Order2" and records[0].value_schema.version == 1
