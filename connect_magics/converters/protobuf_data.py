@@ -355,6 +355,10 @@ class _FromConnect:
         for field in synthetic:  # synthetic oneofs come after the real ones, as protoc writes them
             field.oneof_index = len(message.oneof_decl)
             message.oneof_decl.add(name="_" + field.name)
+        free = max((f.number for f in message.field), default=0) + 1
+        for field in message.field:  # union members without a tag: Confluent writes 0, no descriptor takes it
+            if field.number == 0:
+                field.number, free = free, free + 1
 
     def label(self, schema: Schema) -> str | None:
         if schema.type in (SchemaType.ARRAY, SchemaType.MAP):
@@ -366,14 +370,9 @@ class _FromConnect:
     def oneof(self, message: descriptor_pb2.DescriptorProto, union: Schema, name: str) -> None:
         index = len(message.oneof_decl)
         message.oneof_decl.add(name=name)
-        used = {f.number for f in message.field}
-        next_tag = max(used, default=0) + 1
         for f in union.fields:
             tag_text = (f.schema.parameters or {}).get(PROTOBUF_TYPE_TAG)
-            if tag_text is not None:
-                tag = _int_param(tag_text, PROTOBUF_TYPE_TAG, f.name)
-            else:  # Confluent writes tag 0, which no descriptor accepts: take the next free tag
-                tag, next_tag = next_tag, next_tag + 1
+            tag = _int_param(tag_text, PROTOBUF_TYPE_TAG, f.name) if tag_text is not None else 0
             field = self.field(message, f.schema, self.scrub(f.name), tag, True)
             if field is not None:
                 field.oneof_index = index

@@ -458,3 +458,17 @@ def test_proto_text_errors(text: str, message: str) -> None:
 
     with pytest.raises(DataException, match=message):
         parse_proto(text)
+
+
+def test_union_members_without_tags_take_free_tags() -> None:
+    union = SchemaBuilder.struct().name(PROTOBUF_TYPE_UNION_PREFIX + "either").field("s", OPTIONAL_STRING_SCHEMA) \
+        .field("n", OPTIONAL_INT32_SCHEMA).optional().build()
+    schema = SchemaBuilder.struct().name("U").field("either", union).field("after", INT32_SCHEMA).build()
+    data = ProtobufData()
+    proto = data.from_connect_schema(schema)
+    assert fields(proto) == [("s", 3, "string"), ("n", 4, "int32"), ("after", 2, "int32")]
+    value = Struct(schema).put("either", Struct(union).put("n", 5)).put("after", 1)
+    message = data.from_connect_data(schema, value)
+    assert message.WhichOneof("either") == "n" and message.n == 5
+    with pytest.raises(DataException, match=r"U\.either: Cannot find non-null field"):
+        data.from_connect_data(schema, Struct(schema).put("either", Struct(union)).put("after", 1))
