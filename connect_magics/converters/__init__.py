@@ -1,12 +1,15 @@
-"""Converters for data behind a Schema Registry, under Confluent's class names: Avro and JSON Schema (and the
-registry client settings they share). They import ``connect_magics.api`` only, as any plugin does.
+"""Converters for data behind a Schema Registry, under Confluent's class names: Avro, JSON Schema and
+Protobuf (and the registry client settings they share). They import ``connect_magics.api`` only, as any
+plugin does.
 
->>> from connect_magics.converters import AvroConverter, JsonSchemaConverter
->>> AvroConverter.ALIASES, JsonSchemaConverter.ALIASES
-(('io.confluent.connect.avro.AvroConverter',), ('io.confluent.connect.json.JsonSchemaConverter',))
+>>> from connect_magics.converters import AvroConverter, JsonSchemaConverter, ProtobufConverter
+>>> [c.ALIASES[0] for c in (AvroConverter, JsonSchemaConverter, ProtobufConverter)]  # doctest: +NORMALIZE_WHITESPACE
+['io.confluent.connect.avro.AvroConverter', 'io.confluent.connect.json.JsonSchemaConverter',
+ 'io.confluent.connect.protobuf.ProtobufConverter']
 """
 
 from connect_magics.converters.avro import AvroConverter
 from connect_magics.converters.json_schema import JsonSchemaConverter
+from connect_magics.converters.protobuf import ProtobufConverter
 
-__all__ = ["AvroConverter", "JsonSchemaConverter"]
+__all__ = ["AvroConverter", "JsonSchemaConverter", "ProtobufConverter"]
