@@ -529,3 +529,29 @@ def test_schemas_lists_subjects_and_versions(bootstrap, schema_registry, unique)
             rt.schemas("no-such-subject")
     finally:
         rt.close()
+
+
+def test_spark_table_source_produces_avro_read_by_avro_deserializer(avro_runtime, bootstrap, schema_registry,
+                                                                     unique, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table, topic = tmp_path / "payments", f"from-table-{unique}"
+    table.mkdir()
+    create_topics(bootstrap, topic)
+    start = dt.datetime(2026, 5, 1, tzinfo=UTC)
+    rows = [{"id": i, "who": f"p{i}", "amount": decimal.Decimal(i).scaleb(-2),
+             "at": start + dt.timedelta(seconds=i)} for i in range(50)]
+    arrow = pa.schema([("id", pa.int64()), ("who", pa.string()), ("amount", pa.decimal128(10, 2)),
+                       ("at", pa.timestamp("us", tz="UTC"))])
+    pq.write_table(pa.Table.from_pylist(rows, arrow), table / "part-0.parquet")
+    avro_runtime.create_connector("payments-out", {
+        "connector.class": "SparkTableSource", "path": str(table), "topic": topic, "poll.interval.ms": "100",
+        "value.converter": AVRO, "value.converter.schema.registry.url": schema_registry.url})
+    values = _consume(bootstrap, topic, 50)
+    deserializer = AvroDeserializer(SchemaRegistryClient({"url": schema_registry.url}))
+    read = sorted((deserializer(v, ctx(topic)) for v in values), key=lambda r: r["id"])
+    assert read == rows
+    registered = SchemaRegistryClient({"url": schema_registry.url}).get_latest_version(f"{topic}-value")
+    amount = next(f["type"] for f in json.loads(registered.schema.schema_str)["fields"] if f["name"] == "amount")
+    assert [t for t in amount if t != "null"][0]["precision"] == 10

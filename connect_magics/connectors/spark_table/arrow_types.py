@@ -174,8 +174,8 @@ def connect_schema(type_: pa.DataType) -> Schema:
     for test, schema in _FROM_ARROW:
         if test(type_):
             return schema
-    if pa.types.is_decimal(type_):
-        return Decimal.builder(type_.scale).optional().build()
+    if pa.types.is_decimal(type_):  # the precision kept as Confluent's converters keep it (Avro's decimal)
+        return Decimal.builder(type_.scale).parameter(Decimal.PRECISION_FIELD, str(type_.precision)).optional().build()
     if pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
         return SchemaBuilder.array(connect_schema(type_.value_type)).optional().build()
     if pa.types.is_map(type_):
