@@ -18,7 +18,7 @@ from typing import Any
 
 import fastavro
 
-from connect_magics.api.config import AbstractConfig, ConfigDef, Importance, Type
+from connect_magics.api.config import AbstractConfig, ConfigDef, ConfigException, Importance, Type
 from connect_magics.api.converters import (
     NULL_SCHEMA_AND_VALUE,
     Converter,
@@ -100,6 +100,8 @@ class AvroConverter(Converter):
             out.write(wire_header(schema_id))
             fastavro.schemaless_writer(out, parsed, write(value))
             return out.getvalue()
+        except ConfigException:
+            raise
         except DataException as e:
             raise DataException(f"Failed to serialize Avro data from topic {topic}: {e}") from e.__cause__
         except (ValueError, TypeError, AttributeError, KeyError) as e:

@@ -132,7 +132,10 @@ def registry_client_config(settings: Mapping[str, Any]) -> dict[str, Any]:
                 conf[key] = _secret(settings[key])
     ssl = {"ssl." + k[len(_SSL_PREFIX):]: _secret(v) for k, v in settings.items() if k.startswith(_SSL_PREFIX)}
     if ssl:
-        conf.update(https_client_files(ssl))
+        try:
+            conf.update(https_client_files(ssl))
+        except ConfigException as e:  # named as the converter's setting is
+            raise ConfigException("schema.registry." + e.name, e.value, e.reason) from None
         if ssl.get("ssl.endpoint.identification.algorithm", None) == "":
             conf["ssl.ca.location"] = conf.get("ssl.ca.location", False) or False
     return conf
@@ -228,16 +231,27 @@ class Registry:
             return action()
         except SchemaRegistryError as e:
             if e.http_status_code in (401, 403):
-                setting = "basic.auth.user.info" if "basic.auth.user.info" in self.client_config else \
-                    ("bearer.auth.token" if "bearer.auth.credentials.source" in self.client_config else URL)
-                raise ConfigException(setting, "[hidden]", f"the Schema Registry at {self.url} refused the "
-                                      f"credentials while {what}: {e.error_message} (HTTP {e.http_status_code})") \
-                    from None
+                bearer = "bearer.auth.credentials.source" in self.client_config
+                given = bearer or "basic.auth.user.info" in self.client_config or "@" in self.url
+                hint = "" if given else " (none were given: set basic.auth.credentials.source=USER_INFO and " \
+                                        "basic.auth.user.info=USER:PASSWORD)"
+                raise ConfigException("bearer.auth.token" if bearer else "basic.auth.user.info", "[hidden]",
+                                      f"the Schema Registry at {self.url} refused the credentials while {what}: "
+                                      f"{e.error_message} (HTTP {e.http_status_code}){hint}") from None
             raise DataException(f"{what}: {e.error_message} (HTTP status code {e.http_status_code}, "
                                 f"SR code {e.error_code})") from None
         except (ConfigException, DataException):
             raise
         except Exception as e:  # httpx's connection and timeout errors, and anything the network gives
+            text = str(e)
+            if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+                raise ConfigException("schema.registry.ssl.truststore.location", self.settings.get(
+                    "schema.registry.ssl.truststore.location"), f"the Schema Registry at {self.url} presented a "
+                    f"certificate this trust store does not trust ({what}): {text}") from None
+            if "CERTIFICATE_REQUIRED" in text or "certificate required" in text:
+                raise ConfigException("schema.registry.ssl.keystore.location", self.settings.get(
+                    "schema.registry.ssl.keystore.location"), f"the Schema Registry at {self.url} requires a "
+                    f"client certificate ({what}): {text}") from None
             if type(e).__module__.startswith(("httpx", "httpcore", "ssl", "socket")) or isinstance(e, OSError):
                 raise RetriableException(f"Network connection error while {what}: cannot reach the Schema "
                                          f"Registry at {URL}={self.url}: {type(e).__name__}: {e}") from None
