@@ -193,15 +193,20 @@ def _largest_file(path: Path) -> int:
 
 
 def _report_download(path: Path, version: str, say: Callable[[str], None], done: threading.Event) -> None:
-    """Progress lines while the archive grows under ``path``: every fifth of its known size, else every 32 MB."""
+    """Progress lines while the archive grows under ``path``: every fifth of its known size, else every 32 MB,
+    and its final size once ``done`` is set."""
     expected = KNOWN_SIZE_MB.get(version)
     step = expected / 5 if expected else 32
     reported = 0.0
+    of = f" of about {expected} MB" if expected else ""
     while not done.wait(0.5):
         mb = _largest_file(path) / 1e6
         if mb >= reported + step:
             reported = mb - mb % step
-            say(f"  downloaded {mb:.0f} MB" + (f" of about {expected} MB" if expected else ""))
+            say(f"  downloaded {mb:.0f} MB{of}")
+    mb = _largest_file(path) / 1e6
+    if mb > reported:
+        say(f"  downloaded {mb:.0f} MB{of}")
 
 
 def _unpack(archive: Path, into: Path) -> None:

@@ -27,7 +27,7 @@ from helpers import wait_until
 
 from connect_magics.local import EmbeddedBroker, SchemaRegistry, SchemaRegistryError, find_java
 from connect_magics.local.broker import free_port
-from connect_magics.local.registry import JAVA17_VERSION
+from connect_magics.local.registry import JAVA17_VERSION, launcher, resolve_distribution
 
 pytestmark = pytest.mark.registry
 
@@ -272,3 +272,31 @@ def test_the_magic_refuses_a_registry_beside_a_remote_cluster(shell) -> None:
     with pytest.raises(UsageError, match="--remote excludes --embedded, --schema-registry"):
         shell.run_line_magic("connect", "start --remote http://127.0.0.1:1 --schema-registry")
     assert shell._connect_magics.schema_registry is None and shell._connect_magics.runtime is None
+
+
+def test_the_first_use_downloads_and_unpacks_once_with_progress(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh cache: the (smaller) 3.0.9 distribution is resolved from Maven Central, unpacked, marked complete;
+    the second call works from the cache and says nothing."""
+    monkeypatch.setenv("CONNECT_MAGICS_CACHE", str(tmp_path))
+    java = find_java()
+    lines: list[str] = []
+    dist = resolve_distribution(JAVA17_VERSION, java.executable, lines.append)
+    assert dist == tmp_path / f"apicurio-registry-{JAVA17_VERSION}"
+    assert (dist / ".complete").read_text() == JAVA17_VERSION
+    assert launcher(dist).name == f"apicurio-registry-app-{JAVA17_VERSION}-runner.jar"
+    assert lines[0].startswith(f"Downloading Apicurio Registry {JAVA17_VERSION} (io.apicurio:apicurio-registry-app:"
+                               f"{JAVA17_VERSION}:tar.gz:all, about 109 MB) from Maven Central into {dist} (once)")
+    assert lines[-3].startswith("  downloaded 109 MB of about 109 MB")  # the final size, however fast it came
+    assert lines[-2].startswith(f"  unpacking apicurio-registry-app-{JAVA17_VERSION}-all.tar.gz")
+    assert lines[-1] == f"Apicurio Registry {JAVA17_VERSION} ready in {dist}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [dist.name]  # no staging folder, no second archive
+    lines.clear()
+    assert resolve_distribution(JAVA17_VERSION, java.executable, lines.append) == dist and lines == []
+
+
+def test_a_version_that_does_not_exist_fails_clearly(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONNECT_MAGICS_CACHE", str(tmp_path))
+    with pytest.raises(SchemaRegistryError, match=r"Failed to download io\.apicurio:apicurio-registry-app:9\.9\.9:"
+                                                  r"tar\.gz:all from Maven Central with .*Check the version"):
+        resolve_distribution("9.9.9", find_java().executable, lambda line: None)
+    assert list(tmp_path.iterdir()) == []
