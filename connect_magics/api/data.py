@@ -340,6 +340,19 @@ class Struct:
         self.schema = schema
         self._values: list[Any] = [None] * len(schema.fields)
 
+    @classmethod
+    def of(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct from its field values in field order, not validated: for converters whose decoder
+        already checked each value against the schema.
+
+        >>> Struct.of(SchemaBuilder.struct().field("id", INT64_SCHEMA).build(), [7]).get("id")
+        7
+        """
+        struct = cls.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
     def _lookup(self, field: str | Field) -> Field:
         if isinstance(field, Field):
             return field
@@ -499,6 +512,7 @@ class Decimal:
 
     LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
     SCALE_FIELD = "scale"
+    PRECISION_FIELD = "connect.decimal.precision"
 
     @staticmethod
     def builder(scale: int) -> SchemaBuilder:
@@ -517,6 +531,18 @@ class Decimal:
             return int(text)
         except ValueError as e:
             raise DataException("Invalid scale parameter found in Decimal schema: ") from e
+
+    @staticmethod
+    def precision(schema: Schema, default: int) -> int:
+        """The precision Avro's and Confluent's converters keep in ``connect.decimal.precision``, else
+        ``default``; ``default`` too when the kept one cannot hold the scale or exceeds it.
+
+        >>> Decimal.precision(Decimal.builder(2).parameter("connect.decimal.precision", "10").build(), 38)
+        10
+        """
+        text = (schema.parameters or {}).get(Decimal.PRECISION_FIELD)
+        precision = int(text) if text is not None and text.isdigit() else default
+        return precision if Decimal.scale(schema) <= precision <= default else default
 
     @staticmethod
     def from_logical(schema: Schema, value: decimal.Decimal) -> bytes:

@@ -25,6 +25,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Dict, Enum, Unicode
 
+from connect_magics.api.config import ConfigException
+from connect_magics.api.errors import ConnectException
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body, peek_converter
 from connect_magics.notebook.tables import (
@@ -290,6 +292,15 @@ class ConnectMagics(Magics):
 
     def _cmd_peek(self, args: argparse.Namespace, cell: str | None) -> Any:
         return self._rt().read_topic(args.topic, peek_converter(args), max_records=args.records)
+
+    def _cmd_schemas(self, args: argparse.Namespace, cell: str | None) -> Any:
+        rt = self._rt()
+        if not hasattr(rt, "schemas"):
+            raise UsageError("%connect schemas needs a runtime in this kernel (not --remote)")
+        try:
+            return rt.schemas(args.subject, args.url)
+        except (ConnectException, ConfigException) as e:
+            raise UsageError(f"%connect schemas: {e}") from None
 
     def _cmd_rest(self, args: argparse.Namespace, cell: str | None) -> None:
         from connect_magics.rest import RestServer

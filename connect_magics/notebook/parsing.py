@@ -23,7 +23,7 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
                  "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "dashboard",
-                 "topic-explorer", "versions", "rest", "peek", "close")
+                 "topic-explorer", "versions", "rest", "peek", "schemas", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
 
@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--key-converter", metavar="NAME", help="key converter (default: --converter's)")
     pk.add_argument("--property", metavar="KEY=VALUE", action="append", default=[], type=_property,
                     help="a converter property for both converters, e.g. schemas.enable=false (repeatable)")
+    sc = add("schemas", "the Schema Registry's subjects, or one subject's versions and schemas (a DataFrame)",
+             output=True)
+    sc.add_argument("subject", metavar="SUBJECT", nargs="?", help="list this subject's versions")
+    sc.add_argument("--url", help="the registry (default: --schema-registry's, else the worker's "
+                                  "value.converter.schema.registry.url)")
     rs = add("rest", "serve Kafka Connect's REST API for this runtime (for tools, not for widgets)")
     rs.add_argument("--port", type=int, default=8083, help="the port on 127.0.0.1 (default 8083; 0: a free one)")
     rs.add_argument("--stop", action="store_true", help="stop the REST server")

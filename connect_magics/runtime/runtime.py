@@ -482,6 +482,32 @@ class ConnectRuntime:
         return read_topic(spark or self.spark, self.worker_config.client_config("consumer"), topic, key_converter,
                           value_converter, starting, ending, max_records, reader, {**java, **(options or {})})
 
+    def schemas(self, subject: str | None = None, url: str | None = None) -> Any:
+        """The Schema Registry's subjects (subject, latest version, id, type) as a pandas DataFrame, or the
+        versions of ``subject`` (version, id, type, schema). The registry: ``url``, else the one
+        ``%connect start --schema-registry`` started, else the worker's ``value.converter.schema.registry.url``
+        (or ``key.converter.``'s) with that converter's credentials and TLS settings.
+
+        >>> rt.schemas()  # doctest: +SKIP
+                 subject  latest version  id  type
+        0  orders-value               2   3  AVRO
+        """
+        import pandas as pd
+
+        from connect_magics.converters.schema_registry import URL, subjects_table
+
+        settings: dict[str, str] = {}
+        for prefix in ("key.converter.", "value.converter."):
+            found = {k[len(prefix):]: v for k, v in self.worker_config.originals.items() if k.startswith(prefix)}
+            if URL in found:
+                settings = found
+        if url or self.schema_registry_url:
+            settings = {**settings, URL: url or self.schema_registry_url}
+        if URL not in settings:
+            raise BadRequestError("No Schema Registry: pass url=, start one with %connect start --schema-registry, "
+                                  "or set value.converter.schema.registry.url in the worker config")
+        return pd.DataFrame(subjects_table(settings, subject))
+
     # -- topics and metrics (KIP-558, KIP-1278) -----------------------------------------------------
     # Status calls: answered from memory, never waiting on the broker (docs/status-and-topics.md).
 

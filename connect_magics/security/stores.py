@@ -160,3 +160,47 @@ def _jks_to_pkcs12(location: str, password: str) -> bytes:
                       "-srcstorepass:env", "CM_STOREPASS", "-destkeystore", str(target), "-deststoretype", "PKCS12",
                       "-deststorepass:env", "CM_STOREPASS"], password, "ssl.keystore.location", location)
         return target.read_bytes()
+
+
+def https_client_files(settings: dict[str, str]) -> dict[str, str]:
+    """The files an HTTPS client (Python's ``ssl``) needs for Kafka's ``ssl.*`` store settings:
+    ``ssl.ca.location`` (PEM CAs), ``ssl.certificate.location`` and ``ssl.key.location`` (PEM), and
+    ``ssl.key.password`` when the key is encrypted. JKS and PKCS12 stores are converted once and cached.
+
+    >>> https_client_files({})
+    {}
+    """
+    out = {k: v for k, v in truststore_settings(settings).items() if k == "ssl.ca.location"}
+    if "ssl.truststore.certificates" in settings:
+        out["ssl.ca.location"] = str(_cached(settings["ssl.truststore.certificates"].encode(), "", "ca.pem",
+                                             lambda: settings["ssl.truststore.certificates"].encode()))
+    keystore = keystore_settings(settings)
+    if "ssl.key.pem" in keystore:
+        key, chain = keystore["ssl.key.pem"].encode(), keystore["ssl.certificate.pem"].encode()
+        out["ssl.key.location"] = str(_cached(key, "", "key.pem", lambda: key))
+        out["ssl.certificate.location"] = str(_cached(chain, "", "cert.pem", lambda: chain))
+    elif "ssl.key.location" in keystore:
+        out["ssl.key.location"], out["ssl.certificate.location"] = keystore["ssl.key.location"], \
+            keystore["ssl.certificate.location"]
+    elif "ssl.keystore.location" in keystore:
+        data, password = Path(keystore["ssl.keystore.location"]).read_bytes(), keystore["ssl.keystore.password"]
+        pem = _cached(data, password, "client.pem", lambda: _pkcs12_key_and_chain(data, password))
+        out["ssl.key.location"] = out["ssl.certificate.location"] = str(pem)
+        return out
+    if "ssl.key.password" in keystore:
+        out["ssl.key.password"] = keystore["ssl.key.password"]
+    return out
+
+
+def _pkcs12_key_and_chain(data: bytes, password: str) -> bytes:
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, pkcs12
+
+    try:
+        key, cert, chain = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+    except ValueError as e:
+        raise ConfigException("ssl.keystore.password", "[hidden]", f"cannot open the PKCS12 key store: {e}") \
+            from None
+    if key is None or cert is None:
+        raise ConfigException("ssl.keystore.location", None, "the key store holds no private key and certificate")
+    return key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()) + b"".join(
+        c.public_bytes(Encoding.PEM) for c in [cert, *chain])

@@ -43,7 +43,9 @@ def spark_type(schema: Schema) -> T.DataType:
     """The Spark type of values of a Connect ``schema``."""
     if schema.name == Decimal.LOGICAL_NAME:
         scale = Decimal.scale(schema)
-        return T.DecimalType(_MAX_PRECISION, scale) if 0 <= scale <= _MAX_PRECISION else T.StringType()
+        if not 0 <= scale <= _MAX_PRECISION:
+            return T.StringType()
+        return T.DecimalType(Decimal.precision(schema, _MAX_PRECISION), scale)
     if schema.name == Date.LOGICAL_NAME:
         return T.DateType()
     if schema.name == Timestamp.LOGICAL_NAME:

@@ -59,7 +59,7 @@ _PRIMITIVES: dict[SchemaType, pa.DataType] = {
     SchemaType.INT64: pa.int64(), SchemaType.FLOAT32: pa.float32(), SchemaType.FLOAT64: pa.float64(),
     SchemaType.BOOLEAN: pa.bool_(), SchemaType.STRING: pa.string(), SchemaType.BYTES: pa.binary(),
 }
-_DECIMAL_PRECISION = 38  # Spark's and Delta's maximum; Connect's Decimal has no precision
+_DECIMAL_PRECISION = 38  # Spark's and Delta's maximum, unless the schema keeps a precision (Avro's)
 
 
 def arrow_type(schema: Schema) -> pa.DataType:
@@ -73,7 +73,7 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if schema.name == Timestamp.LOGICAL_NAME:
         return TIMESTAMP
     if schema.name == Decimal.LOGICAL_NAME:
-        return pa.decimal128(_DECIMAL_PRECISION, Decimal.scale(schema))
+        return pa.decimal128(Decimal.precision(schema, _DECIMAL_PRECISION), Decimal.scale(schema))
     if schema.type in _PRIMITIVES:
         return _PRIMITIVES[schema.type]
     if schema.type is SchemaType.ARRAY:

@@ -490,6 +490,9 @@ def _builtin_classes() -> list[tuple[type, list[str]]]:
             classes.append((obj, []))
     for cls, java in _JAVA_CONVERTERS.items():
         classes.append((cls, [java]))
+    from connect_magics import converters as registry_converters
+
+    classes.extend((getattr(registry_converters, name), []) for name in registry_converters.__all__)
     by_class: dict[type, list[str]] = {}
     for java, cls in [*BUILTIN_TRANSFORMS.items(), *BUILTIN_PREDICATES.items()]:
         by_class.setdefault(cls, []).append(java)

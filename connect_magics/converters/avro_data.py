@@ -1,0 +1,887 @@
+"""Connect schemas and values to Avro schemas and datums and back, as Confluent's ``AvroData`` maps them.
+
+An Avro schema here is its JSON form as Python data (what ``json.loads`` gives), written the way Avro's Java
+``Schema.toString()`` writes it: a named type in full once, then by name; namespaces only where they change.
+Datums are what fastavro reads and writes: dicts for records, and Python's ``Decimal``, ``date``, ``time`` and
+``datetime`` for the logical types (the same objects Connect uses for Decimal, Date, Time and Timestamp).
+
+>>> from connect_magics.api.data import SchemaBuilder, INT64_SCHEMA, OPTIONAL_STRING_SCHEMA
+>>> schema = SchemaBuilder.struct().name("shop.Order").field("id", INT64_SCHEMA) \\
+...     .field("note", OPTIONAL_STRING_SCHEMA).build()
+>>> avro = AvroData().from_connect_schema(schema)
+>>> avro["name"], avro["fields"][1]
+('Order', {'name': 'note', 'type': ['null', 'string'], 'default': None})
+>>> AvroData().to_connect_schema(avro) == schema
+True
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import re
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+
+from connect_magics.api.data import (
+    STRING_SCHEMA,
+    Date,
+    Decimal,
+    LRUCache,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+    validate_value,
+)
+from connect_magics.api.errors import DataException
+
+NAMESPACE = "io.confluent.connect.avro"
+DEFAULT_SCHEMA_NAME = "ConnectDefault"
+DEFAULT_SCHEMA_FULL_NAME = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
+MAP_ENTRY_TYPE_NAME = "MapEntry"
+CONNECT_NAME_PROP = "connect.name"
+CONNECT_DOC_PROP = "connect.doc"
+CONNECT_RECORD_DOC_PROP = "connect.record.doc"  # discard.type.doc.default: a named type's own doc
+CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
+CONNECT_VERSION_PROP = "connect.version"
+CONNECT_DEFAULT_VALUE_PROP = "connect.default"
+CONNECT_PARAMETERS_PROP = "connect.parameters"
+CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
+CONNECT_TYPE_PROP = "connect.type"
+AVRO_RECORD_DOC_PROP = f"{NAMESPACE}.record.doc"
+AVRO_ENUM_DOC_PREFIX_PROP = f"{NAMESPACE}.enum.doc."
+AVRO_FIELD_DOC_PREFIX_PROP = f"{NAMESPACE}.field.doc."
+AVRO_FIELD_DEFAULT_FLAG_PROP = f"{NAMESPACE}.field.default"
+AVRO_ENUM_DEFAULT_PREFIX_PROP = f"{NAMESPACE}.enum.default."
+AVRO_TYPE_UNION = f"{NAMESPACE}.Union"
+AVRO_TYPE_ENUM = f"{NAMESPACE}.Enum"
+CONNECT_AVRO_FIXED_SIZE_PROP = "connect.fixed.size"
+CONNECT_AVRO_DECIMAL_PRECISION_PROP = "connect.decimal.precision"
+DECIMAL_PRECISION_DEFAULT = 64
+
+_PRIMITIVES = {SchemaType.INT8: "int", SchemaType.INT16: "int", SchemaType.INT32: "int", SchemaType.INT64: "long",
+               SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "double", SchemaType.BOOLEAN: "boolean",
+               SchemaType.STRING: "string", SchemaType.BYTES: "bytes"}
+_NARROW_INTS = {SchemaType.INT8: "int8", SchemaType.INT16: "int16"}
+_LOGICAL_TYPES = {Time.LOGICAL_NAME: "time-millis", Timestamp.LOGICAL_NAME: "timestamp-millis",
+                  Date.LOGICAL_NAME: "date"}
+_NAMED = frozenset({"record", "enum", "fixed"})
+_VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class AvroDataConfig:
+    """The settings of Confluent's ``AvroDataConfig`` that change the mapping (their defaults are Confluent's)."""
+
+    connect_meta_data: bool = True
+    enhanced_avro_schema_support: bool = False
+    scrub_invalid_names: bool = False
+    schemas_cache_size: int = 1000
+    allow_optional_map_keys: bool = False
+    flatten_singleton_unions: bool = True
+    discard_type_doc_default: bool = False
+
+
+def scrub_name(name: str) -> str:
+    """Confluent's ``doScrubName``: an Avro-valid name (URL-encoded, then anything else as ``_``).
+
+    >>> scrub_name("my-field"), scrub_name("1st")
+    ('my_field', 'x1st')
+    """
+    if not name or _VALID_NAME.match(name):
+        return name
+    encoded = urllib.parse.quote_plus(name, safe="*-._")
+    if encoded[0].isdigit():
+        encoded = "x" + encoded
+    return re.sub(r"[^A-Za-z0-9_]", "_", encoded)
+
+
+class _Named(dict):
+    """A named Avro type under construction (record, enum, fixed): written in full once, then by name."""
+
+    def full_name(self) -> str:
+        return f"{self['namespace']}.{self['name']}" if self.get("namespace") else self["name"]
+
+
+class AvroData:
+    """Confluent's ``AvroData``: Connect schemas and values to Avro and back, caching each schema's mapping.
+
+    >>> from connect_magics.api.data import Decimal as ConnectDecimal
+    >>> AvroData().from_connect_schema(ConnectDecimal.schema(2))["logicalType"]
+    'decimal'
+    """
+
+    def __init__(self, config: AvroDataConfig | None = None) -> None:
+        self.config = config or AvroDataConfig()
+        self._avro_schemas = LRUCache(self.config.schemas_cache_size)  # Connect schema -> Avro schema
+        self._connect_schemas = LRUCache(self.config.schemas_cache_size)  # (Avro text, version) -> Connect schema
+
+    # ------------------------------------------------------------------------------- Connect -> Avro
+    def from_connect_schema(self, schema: Schema) -> Any:
+        """The Avro schema (JSON data) Confluent's AvroData gives a Connect schema."""
+        if schema is None:
+            raise DataException("The Avro converter needs a schema: schemaless values are not supported")
+        cached = self._avro_schemas.get(schema)
+        if cached is None:
+            tree = _FromConnect(self.config).convert(schema, ignore_optional=False)
+            cached = _to_json(tree, set(), None)
+            self._avro_schemas.put(schema, cached)
+        return cached
+
+    def from_connect_data(self, schema: Schema, value: Any) -> Any:
+        """The fastavro datum of a Connect value of ``schema`` (checked against it, as Java's casts do: a
+        struct's fields were checked when put)."""
+        if schema is not None and schema.type is not SchemaType.STRUCT:
+            validate_value(schema, value)
+        return _writer(schema, self.config)(value)
+
+    # ------------------------------------------------------------------------------- Avro -> Connect
+    def to_connect_schema(self, avro: Any, version: int | None = None) -> Schema:
+        """The Connect schema of an Avro schema (JSON data or text); ``version``: the registry's, used when
+        the schema carries no ``connect.version``."""
+        key = (avro if isinstance(avro, str) else _canonical_text(avro), version)
+        cached = self._connect_schemas.get(key)
+        if cached is None:
+            named: dict[str, Any] = {}
+            parsed = fastavro_schema(avro, named)
+            cached = _ToConnect(self.config, named).convert(parsed, False, None, version)
+            self._connect_schemas.put(key, cached)
+        return cached
+
+    def to_connect_data(self, schema: Schema, datum: Any) -> Any:
+        """The Connect value of a fastavro datum read by the Avro schema ``schema`` was made from."""
+        return reader(schema, self.config)(datum)
+
+    def reader(self, schema: Schema) -> Callable[[Any], Any]:
+        """A function from fastavro datums to Connect values of ``schema``, for this mapping's settings."""
+        return reader(schema, self.config)
+
+
+def fastavro_schema(avro: Any, named_schemas: dict[str, Any] | None = None) -> Any:
+    """fastavro's parsed form of an Avro schema (JSON data or text), as lenient as Avro's Java parser: an
+    invalid field default is ignored, and a decimal whose scale and precision Avro's spec refuses (AvroData
+    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled.
+
+    >>> fastavro_schema({"type": "bytes", "logicalType": "decimal", "scale": 7, "precision": 5})["logicalType"]
+    'connect-legacy-decimal'
+    """
+    return fastavro.parse_schema(_lenient(_json(avro)), named_schemas, _ignore_default_error=True)
+
+
+_LEGACY_DECIMAL = "connect-legacy-decimal"  # a logical type fastavro does not know: it reads the bytes
+
+
+def _lenient(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_lenient(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (_lenient(v) if k in ("type", "items", "values", "fields") else v) for k, v in node.items()}
+    if out.get("logicalType") == "decimal" and not _valid_decimal(out):
+        out["logicalType"] = _LEGACY_DECIMAL
+    return out
+
+
+def _valid_decimal(node: Mapping[str, Any]) -> bool:
+    scale, precision = node.get("scale", 0), node.get("precision")
+    if not isinstance(scale, int) or not isinstance(precision, int) or not 0 <= scale <= precision:
+        return False
+    return node["type"] != "fixed" or precision <= math.floor(math.log10(2) * (8 * node["size"] - 1))
+
+
+def _json(avro: Any) -> Any:
+    """Avro schema text parsed, or JSON data as it is (a primitive's JSON data is its bare name)."""
+    if isinstance(avro, str) and avro.lstrip()[:1] in ("{", "[", '"'):
+        return json.loads(avro)
+    return avro
+
+
+def _canonical_text(avro: Any) -> str:
+    return json.dumps(avro, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------------------------ schema: Connect -> Avro
+
+class _FromConnect:
+    """One conversion: its unnamed-record counter and the Avro types already made (reused, as Java's)."""
+
+    def __init__(self, config: AvroDataConfig) -> None:
+        self.config = config
+        self.name_index = 0
+        self.made: dict[Schema, Any] = {}
+        self.field_type_names: set[str] = set()  # full names of the named field schemas met so far
+
+    def names(self, name: str | None) -> tuple[str | None, str]:
+        if name is None:
+            self.name_index += 1
+            return NAMESPACE, DEFAULT_SCHEMA_NAME + (str(self.name_index) if self.name_index > 1 else "")
+        space, _, short = name.rpartition(".")
+        if self.config.scrub_invalid_names:
+            space = ".".join(scrub_name(part) for part in space.split(".")) if space else space
+            short = scrub_name(short)
+        return (space or None), short
+
+    def convert(self, schema: Schema, ignore_optional: bool) -> Any:
+        if not schema.optional and not _is_union(schema) and schema in self.made:
+            return self.made[schema]
+        params = schema.parameters or {}
+        connect_type = _NARROW_INTS.get(schema.type)
+        base: Any
+        if schema.type is SchemaType.STRING and self.config.enhanced_avro_schema_support and AVRO_TYPE_ENUM in params:
+            space, short = self.names(schema.name)
+            prefix = AVRO_TYPE_ENUM + "."
+            enum_space, _, enum_short = params[AVRO_TYPE_ENUM].rpartition(".")
+            base = _Named(type="enum", name=enum_short, namespace=enum_space or None,
+                          doc=params.get(CONNECT_ENUM_DOC_PROP if self.config.discard_type_doc_default
+                                         else AVRO_ENUM_DOC_PREFIX_PROP + short),
+                          symbols=[k[len(prefix):] for k in params if k.startswith(prefix)])
+            if not self.config.discard_type_doc_default and params.get(AVRO_ENUM_DEFAULT_PREFIX_PROP + short) is not None:
+                base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
+        elif schema.type is SchemaType.BYTES and schema.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+            space, short = self.names(schema.name)
+            base = _Named(type="fixed", name=short, namespace=space, size=int(params[CONNECT_AVRO_FIXED_SIZE_PROP]))
+        elif schema.type in _PRIMITIVES:
+            base = {"type": _PRIMITIVES[schema.type]}
+        elif schema.type is SchemaType.ARRAY:
+            base = {"type": "array", "items": self.convert(schema.value_schema, False)}
+        elif schema.type is SchemaType.MAP:
+            base = self.map_schema(schema)
+        elif _is_union(schema):
+            members = ["null"] if schema.optional else []
+            members += [self.convert(_required(f.schema), True) for f in schema.fields]
+            return members
+        elif schema.optional:
+            base = ["null", self.convert(_required(schema), False)]
+        else:
+            base = self.record(schema, params)
+        if isinstance(base, dict):
+            if schema.type is SchemaType.BYTES and schema.name == Decimal.LOGICAL_NAME:
+                base["scale"] = int(params[Decimal.SCALE_FIELD])
+                base["precision"] = int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT))
+            self.annotate(schema, base, params, connect_type)
+            if not ignore_optional:
+                base = _optional(schema, base)
+        if not schema.optional:
+            self.made[schema] = base
+        return base
+
+    def map_schema(self, schema: Schema) -> Any:
+        key = schema.key_schema
+        if key.type is SchemaType.STRING and (not key.optional or self.config.allow_optional_map_keys):
+            return {"type": "map", "values": self.convert(schema.value_schema, False)}
+        if schema.name is None:
+            entry = _Named(type="record", name=MAP_ENTRY_TYPE_NAME, namespace=NAMESPACE)
+        else:
+            space, short = self.names(schema.name)
+            entry = _Named(type="record", name=short, namespace=space)
+            entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
+        entry["fields"] = [self.field("key", key, None), self.field("value", schema.value_schema, None)]
+        return {"type": "array", "items": entry}
+
+    def record(self, schema: Schema, params: Mapping[str, str]) -> _Named:
+        space, short = self.names(schema.name)
+        discard = self.config.discard_type_doc_default  # docs as Connect docs, not parameters
+        record = _Named(type="record", name=short, namespace=space,
+                        doc=params.get(CONNECT_RECORD_DOC_PROP if discard else AVRO_RECORD_DOC_PROP))
+        scrub = scrub_name if self.config.scrub_invalid_names else str
+        record["fields"] = [self.field(scrub(f.name), f.schema,
+                                      f.schema.doc if discard else params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
+                            for f in schema.fields]
+        return record
+
+    def field(self, name: str, schema: Schema, doc: str | None) -> dict[str, Any]:
+        type_name = self.full_name(schema.name)
+        seen_before = type_name in self.field_type_names
+        if type_name is not None:
+            self.field_type_names.add(type_name)
+        field: dict[str, Any] = {"name": name, "type": self.convert(schema, False)}
+        if doc is not None:
+            field["doc"] = doc
+        if schema.default_value is not None:
+            field["default"] = _default_json(schema, schema.default_value, self.config)
+        elif schema.optional:
+            field["default"] = None
+        params = _shown_parameters(schema.parameters, self.config)
+        if self.config.connect_meta_data and seen_before and params and _names_a_type(field["type"]):
+            # A named type met again is written by name only: its own parameters go on the field
+            field[CONNECT_PARAMETERS_PROP] = params
+        return field
+
+    def full_name(self, name: str | None) -> str | None:
+        if name is None or not self.config.scrub_invalid_names:
+            return name
+        return ".".join(scrub_name(part) for part in name.split("."))
+
+    def annotate(self, schema: Schema, base: dict[str, Any], params: Mapping[str, str],
+                 connect_type: str | None) -> None:
+        if self.config.connect_meta_data:
+            if schema.doc is not None:
+                base[CONNECT_DOC_PROP] = schema.doc
+            if schema.version is not None:
+                base[CONNECT_VERSION_PROP] = schema.version
+            shown = _shown_parameters(params, self.config)
+            if shown:
+                base[CONNECT_PARAMETERS_PROP] = shown
+            flagged = AVRO_FIELD_DEFAULT_FLAG_PROP in params and not self.config.discard_type_doc_default
+            if schema.default_value is not None and not flagged:
+                base[CONNECT_DEFAULT_VALUE_PROP] = _default_json(schema, schema.default_value, self.config)
+            if schema.name is not None:
+                base[CONNECT_NAME_PROP] = schema.name
+            if connect_type is not None:
+                base[CONNECT_TYPE_PROP] = connect_type
+        if schema.name == Decimal.LOGICAL_NAME:
+            base["logicalType"] = "decimal"
+        elif schema.name in _LOGICAL_TYPES:
+            base["logicalType"] = _LOGICAL_TYPES[schema.name]
+        for key, value in params.items():
+            if key.startswith("avro"):
+                base[key] = value
+
+
+def _shown_parameters(params: Mapping[str, str] | None, config: AvroDataConfig) -> dict[str, str]:
+    """The parameters written as ``connect.parameters``: all but the internal field-default flag."""
+    if config.discard_type_doc_default:
+        return dict(params or {})
+    return {k: v for k, v in (params or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+
+
+def _names_a_type(avro: Any) -> bool:
+    """Whether a field's Avro type is a named type (record, enum, fixed), or a union with one."""
+    members = avro if isinstance(avro, list) else [avro]
+    return any(isinstance(m, _Named) for m in members)
+
+
+def _is_union(schema: Schema) -> bool:
+    return schema.type is SchemaType.STRUCT and schema.name == AVRO_TYPE_UNION
+
+
+def _required(schema: Schema) -> Schema:
+    if not schema.optional:
+        return schema
+    return Schema(schema.type, False, schema.default_value, schema.name, schema.version, schema.doc,
+                  schema.parameters, schema.fields if schema.type is SchemaType.STRUCT else None,
+                  schema.key_schema, schema.value_schema)
+
+
+def _optional(schema: Schema, base: Any) -> Any:
+    if not schema.optional:
+        return base
+    return [base, "null"] if schema.default_value is not None else ["null", base]
+
+
+def _default_json(schema: Schema, value: Any, config: AvroDataConfig) -> Any:
+    """``defaultValueFromConnect``: a Connect default as the JSON Avro writes for it."""
+    if value is None:
+        return None
+    t = schema.type
+    if schema.name == Decimal.LOGICAL_NAME:
+        return Decimal.from_logical(schema, value).decode("latin-1")
+    if schema.name == Date.LOGICAL_NAME:
+        return Date.from_logical(schema, value)
+    if schema.name == Time.LOGICAL_NAME:
+        return Time.from_logical(schema, value)
+    if schema.name == Timestamp.LOGICAL_NAME:
+        return Timestamp.from_logical(schema, value)
+    if t is SchemaType.BYTES:
+        return bytes(value).decode("latin-1")
+    if t is SchemaType.ARRAY:
+        return [_default_json(schema.value_schema, v, config) for v in value]
+    if t is SchemaType.MAP:
+        key = schema.key_schema
+        if key.type is SchemaType.STRING and (not key.optional or config.allow_optional_map_keys):
+            return {k: _default_json(schema.value_schema, v, config) for k, v in value.items()}
+        return [[_default_json(key, k, config), _default_json(schema.value_schema, v, config)]
+                for k, v in value.items()]
+    if t is SchemaType.STRUCT:
+        scrub = scrub_name if config.scrub_invalid_names else str
+        node = {}
+        for f in schema.fields:
+            node[scrub(f.name)] = _default_json(f.schema, value.get(f), config)
+            if _is_union(schema):
+                return node[scrub(f.name)]
+        return node
+    return value
+
+
+def _to_json(node: Any, written: set[str], space: str | None) -> Any:
+    """Avro's Java ``Schema.toString()`` layout: named types in full once, then by (relative) name."""
+    if isinstance(node, list):
+        return [_to_json(n, written, space) for n in node]
+    if isinstance(node, _Named):
+        full = node.full_name()
+        if full in written:
+            return node["name"] if node.get("namespace") == space else full
+        written.add(full)
+        out: dict[str, Any] = {"type": node["type"], "name": node["name"]}
+        own = node.get("namespace")
+        if own is not None and own != space:
+            out["namespace"] = own
+        elif own is None and space is not None:
+            out["namespace"] = ""
+        if node.get("doc") is not None:
+            out["doc"] = node["doc"]
+        for key, value in node.items():
+            if key == "fields":
+                out["fields"] = [_field_json(f, written, own) for f in value]
+            elif key not in ("type", "name", "namespace", "doc"):
+                out[key] = value
+        return out
+    if isinstance(node, dict):
+        if len(node) == 1 and node["type"] not in ("array", "map"):
+            return node["type"]
+        return {k: (_to_json(v, written, space) if k in ("items", "values") else v) for k, v in node.items()}
+    return node
+
+
+def _field_json(field: dict[str, Any], written: set[str], space: str | None) -> dict[str, Any]:
+    return {k: (_to_json(v, written, space) if k == "type" else v) for k, v in field.items()}
+
+
+# ------------------------------------------------------------------------------------ schema: Avro -> Connect
+
+class _ToConnect:
+    """One conversion of a parsed (fastavro) Avro schema; ``named``: its named types by full name."""
+
+    def __init__(self, config: AvroDataConfig, named: dict[str, Any]) -> None:
+        self.config = config
+        self.named = named
+        self.open: set[str] = set()
+
+    def convert(self, avro: Any, force_optional: bool, field_default: Any, version: int | None,
+                has_default: bool = False, field_doc: str | None = None) -> Schema:
+        if isinstance(avro, str) and avro in self.named:
+            if avro in self.open:
+                raise DataException(f"Recursive Avro schemas are not supported (type {avro} contains itself)")
+            avro = self.named[avro]
+        if isinstance(avro, list):
+            member = self.flattened(avro)
+            if member is not None:  # a singleton union or [null, X]: the field default is dropped, as Java does
+                return self.convert(member, len(avro) == 2, None, None, field_doc=field_doc)
+        node = {"type": "union"} if isinstance(avro, list) else {"type": avro} if isinstance(avro, str) else avro
+        t = node["type"]
+        logical = node.get("logicalType")
+        if logical == _LEGACY_DECIMAL:
+            logical = "decimal"
+        meta = self.config.connect_meta_data
+        discard = self.config.discard_type_doc_default
+        if t == "union":
+            builder = self.union(avro)
+        elif t == "boolean":
+            builder = SchemaBuilder.boolean()
+        elif t in ("bytes", "fixed"):
+            if logical == "decimal":
+                builder = Decimal.builder(node.get("scale", 0) if isinstance(node.get("scale"), int) else 0)
+                precision = node.get("precision")
+                if precision is not None:
+                    if not isinstance(precision, int):
+                        raise DataException("precision property must be a JSON Integer. "
+                                            "https://avro.apache.org/docs/1.9.1/spec.html#Decimal")
+                    if precision != DECIMAL_PRECISION_DEFAULT:
+                        builder.parameter(CONNECT_AVRO_DECIMAL_PRECISION_PROP, str(precision))
+            else:
+                builder = SchemaBuilder.bytes()
+            if t == "fixed":
+                builder.parameter(CONNECT_AVRO_FIXED_SIZE_PROP, str(node["size"]))
+        elif t == "double":
+            builder = SchemaBuilder.float64()
+        elif t == "float":
+            builder = SchemaBuilder.float32()
+        elif t == "int":
+            narrow = node.get(CONNECT_TYPE_PROP)
+            if logical == "date":
+                builder = Date.builder()
+            elif logical == "time-millis":
+                builder = Time.builder()
+            elif narrow is not None and logical is None:
+                if narrow not in ("int8", "int16"):
+                    raise DataException("Connect type annotation for Avro int field is null")
+                builder = SchemaBuilder.int8() if narrow == "int8" else SchemaBuilder.int16()
+            else:
+                builder = SchemaBuilder.int32()
+        elif t == "long":
+            builder = Timestamp.builder() if logical == "timestamp-millis" else SchemaBuilder.int64()
+        elif t == "string":
+            builder = SchemaBuilder.string()
+        elif t == "array":
+            items = node["items"]
+            entry = self.named.get(items, items) if isinstance(items, str) else items
+            if _is_map_entry(entry):
+                fields = {f["name"]: f["type"] for f in entry["fields"]}
+                if set(fields) != {"key", "value"}:
+                    raise DataException("Found map encoded as array of key-value pairs, but array elements do "
+                                        "not match the expected format.")
+                builder = SchemaBuilder.map(self.convert(fields["key"], False, None, None),
+                                            self.convert(fields["value"], False, None, None))
+            else:
+                builder = SchemaBuilder.array(self.convert(items, False, None, None))
+        elif t == "map":
+            builder = SchemaBuilder.map(STRING_SCHEMA, self.convert(node["values"], False, None, None))
+        elif t == "record":
+            builder = self.record(node)
+        elif t == "enum":
+            builder = SchemaBuilder.string()
+            short = node["name"].rpartition(".")[2]
+            if meta and node.get("doc") is not None:
+                builder.parameter(CONNECT_ENUM_DOC_PROP if discard else AVRO_ENUM_DOC_PREFIX_PROP + short, node["doc"])
+            if meta and not discard and node.get("default") is not None:
+                builder.parameter(AVRO_ENUM_DEFAULT_PREFIX_PROP + short, node["default"])
+            builder.parameter(AVRO_TYPE_ENUM, node["name"])
+            for symbol in node["symbols"]:
+                builder.parameter(f"{AVRO_TYPE_ENUM}.{symbol}", symbol)
+        elif t == "null":
+            raise DataException("Standalone null schemas are not supported by this converter")
+        else:
+            raise DataException(f"Couldn't translate unsupported schema type {t}.")
+
+        type_doc = node.get("doc") if t in _NAMED else None
+        if discard:  # the field's doc, else the type's, is the Connect doc
+            doc = next((d for d in (field_doc, type_doc, node.get(CONNECT_DOC_PROP)) if d is not None), None)
+            if doc is not None:
+                builder.doc(doc)
+            if meta and type_doc is not None:
+                builder.parameter(CONNECT_RECORD_DOC_PROP, type_doc)
+        elif meta and node.get(CONNECT_DOC_PROP) is not None:
+            builder.doc(node[CONNECT_DOC_PROP])
+        connect_version = node.get(CONNECT_VERSION_PROP)
+        if connect_version is not None and not isinstance(connect_version, int):
+            raise DataException(f"Invalid Connect version found: {connect_version}")
+        wanted = connect_version if connect_version is not None else version
+        if wanted is not None and wanted >= 0:
+            built_version = builder._props.get("version")
+            if built_version is not None and built_version != wanted:
+                raise DataException(f"Mismatched versions: version already added to SchemaBuilder ({built_version}) "
+                                    f"differs from version in source schema ({wanted})")
+            builder.version(wanted)
+        parameters = node.get(CONNECT_PARAMETERS_PROP)
+        if meta and parameters is not None:
+            if not isinstance(parameters, dict):
+                raise DataException(f"Expected JSON object for schema parameters but found: {parameters}")
+            for key, value in parameters.items():
+                if not isinstance(value, str):
+                    raise DataException(f"Expected schema parameter values to be strings but found: {value}")
+                builder.parameter(key, value)
+        for key, value in node.items():
+            if key.startswith("avro"):
+                builder.parameter(key, str(value))
+        connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP)
+        if not has_default:
+            field_default, has_default = connect_default, connect_default is not None
+        elif meta and not discard and connect_default is None:
+            builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
+        name = node.get(CONNECT_NAME_PROP)
+        if name is None and (t in ("record", "enum") or (t == "fixed" and logical != "decimal")):
+            name = node["name"]
+        if name is not None and not name.startswith(DEFAULT_SCHEMA_FULL_NAME):
+            built_name = builder._props.get("name")
+            if built_name is not None and built_name != name:
+                raise DataException(f"Mismatched names: name already added to SchemaBuilder ({built_name}) "
+                                    f"differs from name in source schema ({name})")
+            builder.name(name)
+        if force_optional:
+            builder.optional()
+        if has_default and field_default is not None:
+            try:
+                builder.default_value(_default_from_json(builder.build(), field_default))
+            except (DataException, ValueError, TypeError, KeyError, AttributeError):
+                pass  # Confluent logs and ignores an invalid default
+        return builder.build()
+
+    def record(self, node: dict[str, Any]) -> SchemaBuilder:
+        builder = SchemaBuilder.struct()
+        docs = self.config.connect_meta_data and not self.config.discard_type_doc_default
+        if docs and node.get("doc") is not None:
+            builder.parameter(AVRO_RECORD_DOC_PROP, node["doc"])
+        self.open.add(node["name"])
+        for field in node["fields"]:
+            if docs and field.get("doc") is not None:
+                builder.parameter(AVRO_FIELD_DOC_PREFIX_PROP + field["name"], field["doc"])
+            schema = self.convert(field["type"], False, field.get("default"), None, has_default="default" in field,
+                                  field_doc=field.get("doc"))
+            params = field.get(CONNECT_PARAMETERS_PROP)
+            if self.config.connect_meta_data and isinstance(params, dict):  # a named type written by name
+                schema = _with_parameters(schema, {k: str(v) for k, v in params.items()})
+            builder.field(field["name"], schema)
+        self.open.discard(node["name"])
+        return builder
+
+    def flattened(self, members: list[Any]) -> Any:
+        """The member a singleton union or a union of null and one type is read as (else None)."""
+        if len(members) == 1 and self.config.flatten_singleton_unions:
+            return members[0]
+        if len(members) == 2 and "null" in members:
+            return members[1] if members[0] == "null" else members[0]
+        return None
+
+    def union(self, members: list[Any]) -> SchemaBuilder:
+        builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
+        seen: set[str] = set()
+        for index, member in enumerate(members):
+            if member == "null":
+                builder.optional()
+                continue
+            node = self.named.get(member, member) if isinstance(member, str) else member
+            field_name = _union_member_name(node, index, self.config.enhanced_avro_schema_support)
+            if field_name in seen:
+                raise DataException("Multiple union schemas map to the Connect union field name")
+            seen.add(field_name)
+            builder.field(field_name, self.convert(member, True, None, None))
+        return builder
+
+
+def _with_parameters(schema: Schema, params: dict[str, str]) -> Schema:
+    """``schema`` with ``params`` over its own parameters (``applyFieldLevelParams``)."""
+    merged = {**(schema.parameters or {}), **params}
+    if merged == (schema.parameters or {}):
+        return schema
+    return Schema(schema.type, schema.optional, schema.default_value, schema.name, schema.version, schema.doc,
+                  merged, schema.fields if schema.type is SchemaType.STRUCT else None,
+                  schema.key_schema, schema.value_schema)
+
+
+def _is_map_entry(node: Any) -> bool:
+    if not isinstance(node, dict) or node.get("type") != "record":
+        return False
+    return node["name"] == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}" or \
+        node.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
+
+
+def _union_member_name(member: Any, index: int, full_names: bool) -> str:
+    """The Connect union field of a member: its Avro type, or a named type's (full, if ``full_names``) name."""
+    node = {"type": member} if isinstance(member, str) else member
+    if isinstance(node, list):
+        return f"connect_union_field_{index}"
+    if node["type"] in _NAMED:
+        return node["name"] if full_names else node["name"].rpartition(".")[2]
+    return node["type"]
+
+
+def _default_from_json(schema: Schema, node: Any) -> Any:
+    """``defaultValueFromAvro``: a JSON default as the Connect value of ``schema``."""
+    if node is None:
+        return None
+    if schema.name == Decimal.LOGICAL_NAME:
+        return Decimal.to_logical(schema, node.encode("latin-1"))
+    if schema.name == Date.LOGICAL_NAME:
+        return Date.to_logical(schema, node)
+    if schema.name == Time.LOGICAL_NAME:
+        return Time.to_logical(schema, node)
+    if schema.name == Timestamp.LOGICAL_NAME:
+        return Timestamp.to_logical(schema, node)
+    t = schema.type
+    if t is SchemaType.BYTES:
+        return node.encode("latin-1")
+    if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
+        return float(node)
+    if t is SchemaType.ARRAY:
+        return [_default_from_json(schema.value_schema, v) for v in node]
+    if t is SchemaType.MAP:
+        if isinstance(node, dict):
+            return {k: _default_from_json(schema.value_schema, v) for k, v in node.items()}
+        return {_default_from_json(schema.key_schema, k): _default_from_json(schema.value_schema, v) for k, v in node}
+    if t is SchemaType.STRUCT:
+        if _is_union(schema):
+            first = schema.fields[0]
+            return Struct(schema).put(first, _default_from_json(first.schema, node))
+        struct = Struct(schema)
+        for f in schema.fields:
+            struct.put(f, _default_from_json(f.schema, node.get(f.name, f.schema.default_value)))
+        return struct
+    return node
+
+
+# ------------------------------------------------------------------------------------------------ values
+
+_DEFAULT_CONFIG = AvroDataConfig()
+
+
+def _writer(schema: Schema | None, config: AvroDataConfig = _DEFAULT_CONFIG) -> Callable[[Any], Any]:
+    """A function from Connect values of ``schema`` to fastavro datums (cached per schema and config)."""
+    cached = _WRITERS.get((schema, config))
+    if cached is None:
+        cached = _make_writer(schema, config)
+        _WRITERS.put((schema, config), cached)
+    return cached
+
+
+def reader(schema: Schema, config: AvroDataConfig = _DEFAULT_CONFIG) -> Callable[[Any], Any]:
+    """A function from fastavro datums to Connect values of ``schema`` (cached per schema and config)."""
+    cached = _READERS.get((schema, config))
+    if cached is None:
+        cached = _make_reader(schema, config)
+        _READERS.put((schema, config), cached)
+    return cached
+
+
+_WRITERS = LRUCache(1000)
+_READERS = LRUCache(1000)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _string_keys(schema: Schema, config: AvroDataConfig) -> bool:
+    """Whether a MAP schema is an Avro map (else an array of key/value records)."""
+    key = schema.key_schema
+    return key.type is SchemaType.STRING and (not key.optional or config.allow_optional_map_keys)
+
+
+def _field_names(schema: Schema, config: AvroDataConfig) -> list[str]:
+    scrub = scrub_name if config.scrub_invalid_names else str
+    return [scrub(f.name) for f in schema.fields]
+
+
+def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]:
+    t = schema.type
+    inner: Callable[[Any], Any]
+    if schema.name == Decimal.LOGICAL_NAME and _legacy_decimal(schema):
+        inner = _legacy_decimal_writer(schema)
+    elif t is SchemaType.BYTES:
+        inner = _identity if schema.name == Decimal.LOGICAL_NAME else _as_bytes
+    elif t is SchemaType.ARRAY:
+        item = _writer(schema.value_schema, config)
+        inner = _identity if item is _identity else (lambda v: [item(x) for x in v])
+    elif t is SchemaType.MAP:
+        key, value = _writer(schema.key_schema, config), _writer(schema.value_schema, config)
+        if _string_keys(schema, config):
+            inner = lambda v: {k: value(x) for k, x in v.items()}  # noqa: E731
+        else:
+            inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
+    elif _is_union(schema):
+        # A member's Avro type name picks its branch (fastavro's tuple notation) where values of several
+        # branches look alike: strings and enums, records, fixed of one size
+        members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
+
+        def inner(v: Struct) -> Any:
+            for f, write, branch in members:
+                member = v.get(f)
+                if member is not None:
+                    return write(member) if branch is None else (branch, write(member))
+            return None
+    elif t is SchemaType.STRUCT:
+        fields = [(name, f.index, _writer(f.schema, config), f.schema.default_value)
+                  for name, f in zip(_field_names(schema, config), schema.fields, strict=True)]
+        required = [(f.index, f.name) for f in schema.fields if not f.schema.optional and f.schema.default_value is None]
+
+        def inner(v: Struct) -> Any:
+            if not isinstance(v, Struct):
+                raise DataException(f"Expected a Struct for schema {schema!r} but got {type(v).__name__}")
+            if v.schema is not schema and v.schema != schema:
+                raise DataException("Mismatching struct schema")
+            values = v._values
+            if None in values:
+                for i, name in required:
+                    if values[i] is None:
+                        raise DataException(f"Found null value for non-optional field {name}")
+            return {name: write(values[i] if values[i] is not None else default)
+                    for name, i, write, default in fields}
+    else:
+        inner = _identity
+    if not schema.optional or inner is _identity:
+        return inner
+    return lambda v: None if v is None else inner(v)
+
+
+def _union_branch(member: Schema, config: AvroDataConfig) -> str | None:
+    """The fastavro name of a union member's Avro type, when it is known from the Connect schema alone."""
+    params = member.parameters or {}
+    if member.type is SchemaType.STRUCT:
+        return None if member.name is None or _is_union(member) else _FromConnect(config).full_name(member.name)
+    if member.type is SchemaType.STRING and config.enhanced_avro_schema_support and AVRO_TYPE_ENUM in params:
+        return params[AVRO_TYPE_ENUM]
+    if member.type is SchemaType.BYTES and member.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+        return _FromConnect(config).full_name(member.name)
+    if member.type is SchemaType.MAP:
+        return "map" if _string_keys(member, config) else "array"
+    return _PRIMITIVES.get(member.type) or "array"
+
+
+def _legacy_decimal(schema: Schema) -> bool:
+    """A Decimal whose scale and precision Avro's spec refuses: AvroData writes its unscaled bytes itself."""
+    params = schema.parameters or {}
+    scale = int(params.get(Decimal.SCALE_FIELD, 0))
+    return not 0 <= scale <= int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT))
+
+
+def _legacy_decimal_writer(schema: Schema) -> Callable[[Any], Any]:
+    size = int((schema.parameters or {}).get(CONNECT_AVRO_FIXED_SIZE_PROP, 0))
+
+    def write(value: Any) -> bytes:
+        unscaled = Decimal.from_logical(schema, value)
+        if size and len(unscaled) > size:
+            raise DataException(f"Unscaled value byte array length {len(unscaled)} is greater than fixed size {size}")
+        return unscaled.rjust(size, b"\xff" if unscaled[0] & 0x80 else b"\x00") if size else unscaled
+    return write
+
+
+def _as_bytes(value: Any) -> Any:
+    return value if value is None or value.__class__ is bytes else bytes(value)
+
+
+def _make_reader(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]:
+    t = schema.type
+    inner: Callable[[Any], Any]
+    if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
+        inner = _identity
+    elif schema.name == Decimal.LOGICAL_NAME:
+        inner = _decimal_reader(schema)
+    elif t is SchemaType.ARRAY:
+        item = reader(schema.value_schema, config)
+        inner = _identity if item is _identity else (lambda v: [item(x) for x in v])
+    elif t is SchemaType.MAP:
+        key, value = reader(schema.key_schema, config), reader(schema.value_schema, config)
+        if schema.key_schema.type is SchemaType.STRING:
+            inner = lambda v: ({k: value(x) for k, x in v.items()} if isinstance(v, dict)  # noqa: E731
+                               else {key(e["key"]): value(e["value"]) for e in v})
+        else:
+            inner = lambda v: {key(e["key"]): value(e["value"]) for e in v}  # noqa: E731
+    elif _is_union(schema):
+        members = [(f, reader(f.schema, config), _record_keys(f.schema, config)) for f in schema.fields]
+
+        def inner(v: Any) -> Any:
+            struct = Struct(schema)
+            for f, read, keys in members:
+                if keys is not None and not (isinstance(v, dict) and v.keys() == keys):
+                    continue  # a record of other fields is another member's
+                try:
+                    return struct.put(f, read(v))
+                except DataException:
+                    continue
+            raise DataException(f"No union member of {schema!r} matches {v!r}")
+    elif t is SchemaType.STRUCT:
+        fields = list(zip(_field_names(schema, config), (reader(f.schema, config) for f in schema.fields), strict=True))
+        of = Struct.of
+        if all(read is _identity for _, read in fields):
+            names = [name for name, _ in fields]
+            inner = lambda v: of(schema, [v.get(n) for n in names])  # noqa: E731
+        else:
+            inner = lambda v: of(schema, [read(v.get(n)) for n, read in fields])  # noqa: E731
+    else:
+        inner = _identity
+    if inner is _identity:
+        return inner
+    return lambda v: None if v is None else inner(v)
+
+
+def _record_keys(schema: Schema, config: AvroDataConfig) -> set[str] | None:
+    if schema.type is not SchemaType.STRUCT or _is_union(schema):
+        return None
+    return set(_field_names(schema, config))
+
+
+def _decimal_reader(schema: Schema) -> Callable[[Any], Any]:
+    scale = Decimal.scale(schema)
+
+    def read(value: Any) -> Any:
+        if isinstance(value, decimal.Decimal):
+            return value
+        return Decimal.to_logical(schema, value) if scale is not None else value
+    return read
