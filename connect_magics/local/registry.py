@@ -8,6 +8,10 @@ unpacks it there once; later uses work offline.
 
 Version 3.3.3 needs Java 21 or newer; when no such Java is found, 3.0.9 (which runs on Java 17) is used.
 The registry keeps everything in memory (an in-memory H2 database): a restart starts empty.
+``$CONNECT_MAGICS_SCHEMA_REGISTRY_VERSION`` chooses another version where none is passed. Known difference:
+3.3.3 answers ``GET /schemas/ids/{id}?format=serialized`` with an error for the base64 descriptors that
+confluent-kafka's ``ProtobufSerializer`` registers, so its ``ProtobufDeserializer`` fails there; 3.0.9 answers
+it (Avro and JSON Schema work on both).
 
 Confluent's API is served under ``/apis/ccompat/v7``, which is :attr:`SchemaRegistry.url`: give it to
 confluent-kafka's ``SchemaRegistryClient`` or to a converter's ``schema.registry.url``.
@@ -61,6 +65,8 @@ KNOWN_JAVA = {"3.3.3": 21, "3.0.9": 17}
 #: The download's size in MB for the progress lines (others: reported in steps of 32 MB).
 KNOWN_SIZE_MB = {"3.3.3": 159, "3.0.9": 109}
 DEFAULT_HEAP = "512m"
+#: The environment variable that chooses the version when none is passed (tests, CI, notebooks).
+VERSION_ENV = "CONNECT_MAGICS_SCHEMA_REGISTRY_VERSION"
 CCOMPAT_PATH = "/apis/ccompat/v7"
 COMPATIBILITY_LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
                         "FULL_TRANSITIVE", "NONE")
@@ -193,15 +199,20 @@ def _largest_file(path: Path) -> int:
 
 
 def _report_download(path: Path, version: str, say: Callable[[str], None], done: threading.Event) -> None:
-    """Progress lines while the archive grows under ``path``: every fifth of its known size, else every 32 MB."""
+    """Progress lines while the archive grows under ``path``: every fifth of its known size, else every 32 MB,
+    and its final size once ``done`` is set."""
     expected = KNOWN_SIZE_MB.get(version)
     step = expected / 5 if expected else 32
     reported = 0.0
+    of = f" of about {expected} MB" if expected else ""
     while not done.wait(0.5):
         mb = _largest_file(path) / 1e6
         if mb >= reported + step:
             reported = mb - mb % step
-            say(f"  downloaded {mb:.0f} MB" + (f" of about {expected} MB" if expected else ""))
+            say(f"  downloaded {mb:.0f} MB{of}")
+    mb = _largest_file(path) / 1e6
+    if mb > reported:
+        say(f"  downloaded {mb:.0f} MB{of}")
 
 
 def _unpack(archive: Path, into: Path) -> None:
@@ -332,7 +343,8 @@ class _Process:
 class SchemaRegistry:
     """Apicurio Registry run as a Java subprocess on ``127.0.0.1``, in memory; :attr:`url` is Confluent's API.
 
-    ``port`` defaults to a free one; ``version`` and ``java`` to :func:`registry_java`'s choice; ``work_dir``
+    ``port`` defaults to a free one; ``version`` to ``$CONNECT_MAGICS_SCHEMA_REGISTRY_VERSION``, else (as ``java``)
+    to :func:`registry_java`'s choice; ``work_dir``
     (its log ``registry.log``) to a temporary directory removed by :meth:`stop`. ``compatibility`` is the
     default compatibility level of subjects (None: :func:`default_compatibility`'s, BACKWARD as Confluent's where
     the version allows it); :attr:`compatibility` is the level in force once started.
@@ -348,8 +360,13 @@ class SchemaRegistry:
             raise SchemaRegistryError(f"port {port}: must be between 1 and 65535 (or None for a free one)")
         if compatibility is not None:
             default_compatibility(DEFAULT_VERSION, compatibility)  # refuses an unknown level now
+        version = version or os.environ.get(VERSION_ENV) or None
         if version is not None:
-            _version_tuple(version)
+            try:
+                _version_tuple(version)
+            except SchemaRegistryError as e:
+                source = f" (from ${VERSION_ENV})" if version == os.environ.get(VERSION_ENV) else ""
+                raise SchemaRegistryError(f"{e}{source}") from None
         self.port = port or free_port()
         self.requested_version = version
         self.version: str | None = None  # known once started

@@ -27,7 +27,7 @@ from helpers import wait_until
 
 from connect_magics.local import EmbeddedBroker, SchemaRegistry, SchemaRegistryError, find_java
 from connect_magics.local.broker import free_port
-from connect_magics.local.registry import JAVA17_VERSION
+from connect_magics.local.registry import JAVA17_VERSION, launcher, resolve_distribution
 
 pytestmark = pytest.mark.registry
 
@@ -272,3 +272,113 @@ def test_the_magic_refuses_a_registry_beside_a_remote_cluster(shell) -> None:
     with pytest.raises(UsageError, match="--remote excludes --embedded, --schema-registry"):
         shell.run_line_magic("connect", "start --remote http://127.0.0.1:1 --schema-registry")
     assert shell._connect_magics.schema_registry is None and shell._connect_magics.runtime is None
+
+
+def test_the_first_use_downloads_and_unpacks_once_with_progress(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh cache: the (smaller) 3.0.9 distribution is resolved from Maven Central, unpacked, marked complete;
+    the second call works from the cache and says nothing."""
+    monkeypatch.setenv("CONNECT_MAGICS_CACHE", str(tmp_path))
+    java = find_java()
+    lines: list[str] = []
+    dist = resolve_distribution(JAVA17_VERSION, java.executable, lines.append)
+    assert dist == tmp_path / f"apicurio-registry-{JAVA17_VERSION}"
+    assert (dist / ".complete").read_text() == JAVA17_VERSION
+    assert launcher(dist).name == f"apicurio-registry-app-{JAVA17_VERSION}-runner.jar"
+    assert lines[0].startswith(f"Downloading Apicurio Registry {JAVA17_VERSION} (io.apicurio:apicurio-registry-app:"
+                               f"{JAVA17_VERSION}:tar.gz:all, about 109 MB) from Maven Central into {dist} (once)")
+    assert lines[-3].startswith("  downloaded 109 MB of about 109 MB")  # the final size, however fast it came
+    assert lines[-2].startswith(f"  unpacking apicurio-registry-app-{JAVA17_VERSION}-all.tar.gz")
+    assert lines[-1] == f"Apicurio Registry {JAVA17_VERSION} ready in {dist}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [dist.name]  # no staging folder, no second archive
+    lines.clear()
+    assert resolve_distribution(JAVA17_VERSION, java.executable, lines.append) == dist and lines == []
+
+
+def test_a_version_that_does_not_exist_fails_clearly(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONNECT_MAGICS_CACHE", str(tmp_path))
+    with pytest.raises(SchemaRegistryError, match=r"Failed to download io\.apicurio:apicurio-registry-app:9\.9\.9:"
+                                                  r"tar\.gz:all from Maven Central with .*Check the version"):
+        resolve_distribution("9.9.9", find_java().executable, lambda line: None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _produce_and_read(bootstrap: str, topic: str, values: list[bytes], unique: str) -> list[bytes]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for value in values:
+        producer.produce(topic, value)
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    try:
+        def more() -> bool:
+            for m in consumer.consume(100, timeout=0.5):
+                assert m.error() is None, m.error()
+                got.append(m.value())
+            return len(got) >= len(values)
+        wait_until(more, 60, message=lambda: f"{len(values)} records from {topic}, got {len(got)}")
+    finally:
+        consumer.close()
+    return got
+
+
+def test_json_schema_serializer_to_deserializer_through_the_broker(schema_registry: SchemaRegistry,
+                                                                   broker: EmbeddedBroker, unique: str) -> None:
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+
+    topic = f"json-users-{unique}"
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "User", "type": "object",
+              "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id", "name"]}
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    serializer = JSONSerializer(json.dumps(schema), SchemaRegistryClient({"url": schema_registry.url}))
+    users = [{"id": i, "name": f"user {i}"} for i in range(5)]
+    raw = _produce_and_read(broker.bootstrap_servers, topic, [serializer(u, ctx) for u in users], unique)
+    deserializer = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": schema_registry.url}))
+    assert [deserializer(v, ctx) for v in raw] == users
+
+
+def _user_message_class():
+    """A protobuf message class ``example.User`` built at run time (no generated code)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = descriptor_pb2.FileDescriptorProto(name="example/user.proto", package="example", syntax="proto3")
+    message = proto.message_type.add(name="User")
+    field = descriptor_pb2.FieldDescriptorProto
+    message.field.add(name="id", number=1, type=field.TYPE_INT64, label=field.LABEL_OPTIONAL)
+    message.field.add(name="name", number=2, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("example.User"))
+
+
+@pytest.mark.parametrize("version", [
+    JAVA17_VERSION,
+    pytest.param("3.3.3", marks=pytest.mark.xfail(
+        strict=True, raises=ClientError,
+        reason="Apicurio 3.3.3 answers GET /schemas/ids/{id}?format=serialized with a 500 for the base64 "
+               "descriptor confluent-kafka's ProtobufSerializer registers (it parses it as .proto text)")),
+])
+def test_protobuf_serializer_to_deserializer_through_the_broker(version: str, schema_registry: SchemaRegistry,
+                                                                broker: EmbeddedBroker, unique: str) -> None:
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+
+    if find_java(prefer=tuple(range(21, 100))).major < 21 and version == "3.3.3":
+        pytest.skip("3.3.3 needs Java 21 or newer")
+    user = _user_message_class()
+    topic = f"proto-users-{unique}-{version.replace('.', '')}"
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    conf = {"use.deprecated.format": False}
+    registry = schema_registry if schema_registry.version == version else SchemaRegistry(version=version).start()
+    try:
+        serializer = ProtobufSerializer(user, SchemaRegistryClient({"url": registry.url}), conf)
+        users = [user(id=i, name=f"user {i}") for i in range(5)]
+        raw = _produce_and_read(broker.bootstrap_servers, topic, [serializer(u, ctx) for u in users], unique)
+        assert all(v[0] == 0 for v in raw)
+        deserializer = ProtobufDeserializer(user, conf,
+                                            schema_registry_client=SchemaRegistryClient({"url": registry.url}))
+        assert [deserializer(v, ctx) for v in raw] == users
+    finally:
+        if registry is not schema_registry:
+            registry.stop()

@@ -137,3 +137,13 @@ def test_the_command_line(tmp_path: Path) -> None:
 def test_bad_arguments_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(SchemaRegistryError, match=message):
         SchemaRegistry(**kwargs)
+
+
+def test_the_version_can_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(reg.VERSION_ENV, "3.0.9")
+    assert SchemaRegistry().requested_version == "3.0.9"
+    assert SchemaRegistry(version="3.3.3").requested_version == "3.3.3"  # an argument wins
+    monkeypatch.setenv(reg.VERSION_ENV, "newest")
+    with pytest.raises(SchemaRegistryError, match=r"'newest': expected digits and dots.*\(from "
+                                                  r"\$CONNECT_MAGICS_SCHEMA_REGISTRY_VERSION\)"):
+        SchemaRegistry()
