@@ -75,3 +75,49 @@ def test_mutual_tls_with_a_client_keystore(schema_registry, tls, keystore) -> No
         trust_only = {k: v for k, v in ssl.items() if "truststore" in k}
         with pytest.raises((ConfigException, RetriableException)):
             round_trip(gateway.url, **auth, **trust_only)
+
+
+def test_a_file_source_writes_avro_through_a_secured_registry_with_secrets_from_a_file(
+        schema_registry, tls, bootstrap, unique, tmp_path, caplog) -> None:
+    """Kafka Connect's converter settings, with the registry's password behind the file config provider: the
+    placeholder stays in the stored config, the converter gets the value, the password is in no log."""
+    import logging
+
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from helpers import wait_until
+    from raw_topics import create_topics, read_records
+
+    from connect_magics import ConnectRuntime
+
+    caplog.set_level(logging.DEBUG, logger="connect_magics")
+    secret = "registry-pa55-" + unique
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "registry.properties").write_text(f"user.info=fred:{secret}\n")
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(20)))
+    topic = f"lines-{unique}"
+    create_topics(bootstrap, topic)
+    trust = {f"value.converter.schema.registry.{k}": v for k, v in tls.java_config(truststore_type="JKS").items()}
+    worker = {"config.providers": "file",
+              "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+              "offset.flush.interval.ms": "300"}
+    with RegistryGateway(schema_registry.url, tls, {"fred": secret}) as gateway, \
+            ConnectRuntime(bootstrap, f"g-{unique}", worker) as rt:
+        config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                  "value.converter": "io.confluent.connect.avro.AvroConverter",
+                  "value.converter.schema.registry.url": gateway.url,
+                  "value.converter.basic.auth.credentials.source": "USER_INFO",
+                  "value.converter.basic.auth.user.info": f"${{file:{secrets}/registry.properties:user.info}}",
+                  **trust}
+        rt.create_connector("lines", config)
+        wait_until(lambda: len(read_records(bootstrap, topic)) >= 20, 60, message="20 records")
+        assert rt.connector_config("lines")["value.converter.basic.auth.user.info"].startswith("${file:")
+        client = SchemaRegistryClient({"url": gateway.url, "basic.auth.user.info": f"fred:{secret}",
+                                       "ssl.ca.location": str(tls.ca_pem)})
+        values = [AvroDeserializer(client)(v, SerializationContext(topic, MessageField.VALUE))
+                  for _, v in read_records(bootstrap, topic)]
+        assert sorted(values) == sorted(f"line {i}" for i in range(20))
+    assert secret not in caplog.text
