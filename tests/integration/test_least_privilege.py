@@ -395,3 +395,60 @@ def test_connect_magics_worker_exits_on_a_wrong_password(secured: SecuredBroker,
     assert time.monotonic() - started < 30
     assert done.returncode == 2, done.stderr
     assert "error: Authentication failed" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["source", "sink"])
+def test_an_acl_revoked_mid_run_fails_the_task_naming_it(secured: SecuredBroker, worker: ConnectRuntime,
+                                                         tmp_path: Path, kind: str) -> None:
+    """A running task whose ACL is revoked (the source topic's Write, the sink topic's Read) turns FAILED with
+    the named error within a bound, never RUNNING while it cannot work."""
+    tag = short()
+    group = worker.worker_config["group.id"]
+    src, sink = f"{tag}-src", f"{tag}-sink"
+    names = Names(group, [src], [sink], source_topic=f"{tag}-out", sink_topic=f"{tag}-in")
+    grant(secured, names)
+    admin_topic(secured, names.sink_topic, ("a", "b"))
+    admin_topic(secured, names.source_topic)
+    source_file, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    source_file.write_text("one\ntwo\n")
+    if kind == "source":
+        connector, topic, operation = src, names.source_topic, "WRITE"
+        config = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+    else:
+        connector, topic, operation = sink, names.sink_topic, "READ"
+        config = {"connector.class": "FileStreamSink", "file": str(out), "topics": topic,
+                  "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    worker.create_connector(connector, config)
+    try:
+        if kind == "source":
+            wait_until(lambda: secured.admin().list_topics(topic, timeout=10).topics[topic].partitions and
+                       _end_offset(secured, topic) >= 2, PROMPT_S, message="the first lines in the topic")
+        else:
+            wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 2, PROMPT_S,
+                       message="the first records in the file")
+        secured.revoke(PRINCIPAL, "TOPIC", topic, operation=operation)
+        GRANTED.discard(("TOPIC", topic, "LITERAL", operation))
+        if kind == "source":
+            with source_file.open("a") as f:
+                f.write("three\n")
+        else:
+            producer = Producer({"bootstrap.servers": secured.bootstrap_servers})
+            producer.produce(topic, b"c")
+            assert producer.flush(30) == 0
+        started = time.monotonic()
+        trace = failed_trace(worker, connector)
+        assert time.monotonic() - started < PROMPT_S
+        assert trace.startswith(f"KafkaAuthorizationError: Principal {PRINCIPAL} is not authorized to {operation} "
+                                f"topic '{topic}'"), trace
+    finally:
+        worker.delete_connector(connector)
+
+
+def _end_offset(broker: SecuredBroker, topic: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": f"probe-{short()}"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    finally:
+        consumer.close()
