@@ -292,8 +292,7 @@ class _FromConnect:
         record = _Named(type="record", name=short, namespace=space,
                         doc=params.get(CONNECT_RECORD_DOC_PROP if discard else AVRO_RECORD_DOC_PROP))
         scrub = scrub_name if self.config.scrub_invalid_names else str
-        record["fields"] = [self.field(scrub(f.name), f.schema,
-                                      f.schema.doc if discard else params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
+        record["fields"] = [self.field(scrub(f.name), f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
                             for f in schema.fields]
         return record
 
@@ -303,10 +302,14 @@ class _FromConnect:
         if type_name is not None:
             self.field_type_names.add(type_name)
         field: dict[str, Any] = {"name": name, "type": self.convert(schema, False)}
+        if self.config.discard_type_doc_default:
+            doc = schema.doc
         if doc is not None:
             field["doc"] = doc
         if schema.default_value is not None:
-            field["default"] = _default_json(schema, schema.default_value, self.config)
+            default = _default_json(schema, schema.default_value, self.config)
+            if _valid_default(field["type"], default):  # else Avro refuses it, and Java leaves it out
+                field["default"] = default
         elif schema.optional:
             field["default"] = None
         params = _shown_parameters(schema.parameters, self.config)
@@ -351,6 +354,35 @@ def _shown_parameters(params: Mapping[str, str] | None, config: AvroDataConfig) 
     if config.discard_type_doc_default:
         return dict(params or {})
     return {k: v for k, v in (params or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+
+
+def _valid_default(avro: Any, value: Any) -> bool:
+    """Avro's ``isValidDefault``: whether a JSON default fits an Avro type (a union: any member).
+
+    >>> _valid_default({"type": "array", "items": {"type": "int"}}, [[1, 2]]), _valid_default(["null", "int"], 3)
+    (False, True)
+    """
+    if isinstance(avro, list):
+        return any(_valid_default(member, value) for member in avro)
+    t = avro if isinstance(avro, str) else avro["type"]
+    if t in ("string", "bytes", "enum", "fixed"):
+        return isinstance(value, str)
+    if t in ("int", "long"):
+        limit = 2 ** 31 if t == "int" else 2 ** 63
+        return isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit
+    if t in ("float", "double"):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if t == "boolean":
+        return isinstance(value, bool)
+    if t == "array":
+        return isinstance(value, list) and all(_valid_default(avro["items"], v) for v in value)
+    if t == "map":
+        return isinstance(value, dict) and all(_valid_default(avro["values"], v) for v in value.values())
+    if t == "record":  # each field given, or defaulted by the record
+        return isinstance(value, dict) and all(
+            (f["name"] in value or "default" in f) and _valid_default(f["type"], value.get(f["name"], f.get("default")))
+            for f in avro["fields"])
+    return value is None  # null
 
 
 def _names_a_type(avro: Any) -> bool:
@@ -572,9 +604,12 @@ class _ToConnect:
             if key.startswith("avro"):
                 builder.parameter(key, str(value))
         connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP)
-        if not has_default:
-            field_default, has_default = connect_default, connect_default is not None
-        elif meta and not discard and connect_default is None:
+        if has_default:
+            try:
+                field_default = self.to_object(field_default, avro)
+            except (DataException, KeyError):  # Avro cannot read it: Java goes on without
+                has_default = False
+        if has_default and meta and not discard and connect_default is None:
             builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
         name = node.get(CONNECT_NAME_PROP)
         if name is None and (t in ("record", "enum") or (t == "fixed" and logical != "decimal")):
@@ -587,11 +622,15 @@ class _ToConnect:
             builder.name(name)
         if force_optional:
             builder.optional()
-        if has_default and field_default is not None:
-            try:
-                builder.default_value(_default_from_json(builder.build(), field_default))
-            except (DataException, ValueError, TypeError, KeyError, AttributeError):
-                pass  # Confluent logs and ignores an invalid default
+        try:
+            if has_default:
+                default = self.from_object(builder.build(), field_default)
+            else:
+                default = self.json_default(builder.build(), avro, connect_default)
+            if default is not None:
+                builder.default_value(default)
+        except (DataException, ValueError, TypeError, KeyError, AttributeError):
+            pass  # Confluent logs and ignores an invalid default
         return builder.build()
 
     def record(self, node: dict[str, Any]) -> SchemaBuilder:
@@ -619,6 +658,112 @@ class _ToConnect:
         if len(members) == 2 and "null" in members:
             return members[1] if members[0] == "null" else members[0]
         return None
+
+    # -- defaults, read as Java's AvroData reads them: a field's default through the object Avro's Java API
+    # holds for it, connect.default as JSON; in both a union's default is its first member's
+
+    def resolve(self, avro: Any) -> Any:
+        return self.named.get(avro, avro) if isinstance(avro, str) else avro
+
+    def to_object(self, value: Any, avro: Any) -> Any:
+        """Avro's ``JacksonUtils.toObject``: what Avro's Java API holds for a JSON default of type ``avro``
+        (None: null, or a value the type does not take)."""
+        avro = self.resolve(avro)
+        if isinstance(avro, list):
+            return self.to_object(value, avro[0])
+        t = avro if avro is None or isinstance(avro, str) else avro["type"]
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)):
+            if t in (None, "float", "double"):
+                return float(value) if t else value
+            return value if t in ("int", "long") and isinstance(value, int) else None
+        if isinstance(value, str):
+            if t in (None, "string", "enum"):
+                return value
+            return value.encode("latin-1") if t in ("bytes", "fixed") else None
+        if isinstance(value, list):
+            if t not in (None, "array"):
+                raise DataException(f"Not an array: {avro}")
+            return [self.to_object(v, avro["items"] if t else None) for v in value]
+        if t == "record":
+            types = {f["name"]: f["type"] for f in avro["fields"]}
+            return {k: self.to_object(v, types[k]) for k, v in value.items()}
+        return {k: self.to_object(v, avro["values"] if t == "map" else None) for k, v in value.items()}
+
+    def from_object(self, schema: Schema, value: Any) -> Any:
+        """``toConnectData`` of such an object (or of the Connect default standing in for a record's field)."""
+        if value is None:
+            if not schema.optional:
+                raise DataException("Found null value for non-optional schema")
+            return None
+        t = schema.type
+        if t is SchemaType.ARRAY and isinstance(value, list):
+            value = [self.from_object(schema.value_schema, v) for v in value]
+        elif t is SchemaType.MAP and isinstance(value, dict) and schema.key_schema.type is SchemaType.STRING \
+                and not schema.key_schema.optional:
+            value = {k: self.from_object(schema.value_schema, v) for k, v in value.items()}
+        elif t is SchemaType.MAP and value == []:  # key/value records: Avro's Java API holds none for a default
+            value = {}
+        elif _is_union(schema):
+            member = next((f for f in schema.fields if _held(f.schema, value)), None)
+            if member is None:
+                raise DataException("Did not find matching union field for data")
+            return Struct(schema).put(member, self.from_object(member.schema, value))
+        elif t is SchemaType.STRUCT and isinstance(value, dict):
+            names = _field_names(schema, self.config)
+            struct = Struct(schema)
+            for name, f in zip(names, schema.fields, strict=True):
+                struct.put(f, self.from_object(f.schema, value.get(name, f.schema.default_value)))
+            value = struct
+        elif not _held(SchemaBuilder(SchemaType.INT32 if t in _INTS else t).build(), value):
+            raise DataException(f"Invalid type for {t}: {type(value).__name__}")
+        return _to_logical(schema, value)
+
+    def json_default(self, schema: Schema, avro: Any, value: Any) -> Any:
+        """``defaultValueFromAvro`` of a ``connect.default``: JSON read along the Avro type (a record's missing
+        field is null)."""
+        if value is None:
+            return None
+        avro = self.resolve(avro)
+        if isinstance(avro, list):
+            first = self.resolve(avro[0])
+            if first == "null":
+                return None
+            if not _is_union(schema):
+                raise DataException("Cannot look up fields on non-struct type")
+            member = schema.field(_union_member_name(first, 0, self.config.enhanced_avro_schema_support))
+            return self.json_default(member.schema, first, value)
+        t = avro if isinstance(avro, str) else avro["type"]
+        if t == "int" and schema.type not in _INTS[:3]:
+            return None
+        if t in ("int", "long"):
+            raw: Any = _wrap(int(_number(value)), _INT_BITS[schema.type if t == "int" else t])
+        elif t in ("float", "double"):
+            raw = float(_number(value))
+        elif t == "boolean":
+            raw = value if isinstance(value, bool) else _number(value) != 0 if not isinstance(value, str) \
+                else value.strip() == "true"
+        elif t in ("string", "enum"):
+            raw = _as_text(value)
+        elif t in ("bytes", "fixed"):
+            raw = value.encode("latin-1") if isinstance(value, str) else None
+        elif t in ("array", "map"):
+            if not isinstance(value, list if t == "array" else dict):
+                raise DataException(f"Invalid JSON for {t} default value")
+            inner = avro["items" if t == "array" else "values"]
+            raw = [self.json_default(schema.value_schema, inner, v) for v in value] if t == "array" else \
+                {k: self.json_default(schema.value_schema, inner, v) for k, v in value.items()}
+        elif t == "record":
+            if not isinstance(value, dict):
+                raise DataException("Invalid JSON for record default value")
+            raw = Struct(schema)
+            for f in avro["fields"]:
+                connect_field = schema.field(f["name"])
+                raw.put(f["name"], self.json_default(connect_field.schema, f["type"], value.get(connect_field.name)))
+        else:
+            raw = None
+        return _to_logical(schema, raw)
 
     def union(self, members: list[Any]) -> SchemaBuilder:
         builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
@@ -663,38 +808,59 @@ def _union_member_name(member: Any, index: int, full_names: bool) -> str:
     return node["type"]
 
 
-def _default_from_json(schema: Schema, node: Any) -> Any:
-    """``defaultValueFromAvro``: a JSON default as the Connect value of ``schema``."""
-    if node is None:
-        return None
-    if schema.name == Decimal.LOGICAL_NAME:
-        return Decimal.to_logical(schema, node.encode("latin-1"))
-    if schema.name == Date.LOGICAL_NAME:
-        return Date.to_logical(schema, node)
-    if schema.name == Time.LOGICAL_NAME:
-        return Time.to_logical(schema, node)
-    if schema.name == Timestamp.LOGICAL_NAME:
-        return Timestamp.to_logical(schema, node)
+_INTS = (SchemaType.INT8, SchemaType.INT16, SchemaType.INT32, SchemaType.INT64)
+_INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, "int": 32, "long": 64}
+
+
+def _held(schema: Schema, value: Any) -> bool:
+    """``isInstanceOfAvroSchemaTypeForSimpleSchema`` for a default: whether a union member takes ``value``."""
     t = schema.type
+    if t in (SchemaType.INT32, SchemaType.INT64):
+        return isinstance(value, int) and not isinstance(value, bool)
     if t is SchemaType.BYTES:
-        return node.encode("latin-1")
-    if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
-        return float(node)
-    if t is SchemaType.ARRAY:
-        return [_default_from_json(schema.value_schema, v) for v in node]
-    if t is SchemaType.MAP:
-        if isinstance(node, dict):
-            return {k: _default_from_json(schema.value_schema, v) for k, v in node.items()}
-        return {_default_from_json(schema.key_schema, k): _default_from_json(schema.value_schema, v) for k, v in node}
-    if t is SchemaType.STRUCT:
-        if _is_union(schema):
-            first = schema.fields[0]
-            return Struct(schema).put(first, _default_from_json(first.schema, node))
-        struct = Struct(schema)
-        for f in schema.fields:
-            struct.put(f, _default_from_json(f.schema, node.get(f.name, f.schema.default_value)))
-        return struct
-    return node
+        size = (schema.parameters or {}).get(CONNECT_AVRO_FIXED_SIZE_PROP)
+        return isinstance(value, bytes) and (size is None or schema.name is None or len(value) == int(size))
+    if t is SchemaType.STRING:
+        return isinstance(value, str) and AVRO_TYPE_ENUM not in (schema.parameters or {})
+    classes = {SchemaType.FLOAT32: float, SchemaType.FLOAT64: float, SchemaType.BOOLEAN: bool,
+               SchemaType.ARRAY: list, SchemaType.MAP: dict}
+    return t in classes and isinstance(value, classes[t])
+
+
+def _to_logical(schema: Schema, value: Any) -> Any:
+    """``toConnectLogical``: the underlying value of a Connect logical type as its Python value."""
+    name = schema.name
+    if value is None or name not in (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME,
+                                     Timestamp.LOGICAL_NAME):
+        return value
+    if name == Decimal.LOGICAL_NAME:
+        if not isinstance(value, bytes):
+            raise DataException("Invalid type for Decimal, underlying representation should be bytes")
+        return Decimal.to_logical(schema, value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DataException(f"Invalid type for {name}: {type(value).__name__}")
+    logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}[name]
+    return logical.to_logical(schema, value)
+
+
+def _wrap(value: int, bits: int) -> int:
+    """A Java narrowing cast to a signed integer of ``bits`` bits."""
+    half = 1 << (bits - 1)
+    return (value + half) % (2 * half) - half
+
+
+def _number(value: Any) -> Any:
+    """Jackson's ``intValue()`` / ``doubleValue()``: the number of a numeric JSON node, else 0."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _as_text(value: Any) -> str:
+    """Jackson's ``asText()``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return ""
+    return json.dumps(value)
 
 
 # ------------------------------------------------------------------------------------------------ values
