@@ -167,13 +167,60 @@ class AvroData:
 
 def fastavro_schema(avro: Any, named_schemas: dict[str, Any] | None = None) -> Any:
     """fastavro's parsed form of an Avro schema (JSON data or text), as lenient as Avro's Java parser: an
-    invalid field default is ignored, and a decimal whose scale and precision Avro's spec refuses (AvroData
-    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled.
+    invalid field default is ignored; a decimal whose scale and precision Avro's spec refuses (AvroData
+    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled; and
+    a bare name in a namespace that has no such type is the type of that name without namespace (Avro's Java
+    ``toString()`` writes such references, for a dotless Connect name met twice inside a dotted one).
 
     >>> fastavro_schema({"type": "bytes", "logicalType": "decimal", "scale": 7, "precision": 5})["logicalType"]
     'connect-legacy-decimal'
+    >>> inner = {"type": "record", "name": "A", "namespace": "", "fields": []}
+    >>> fastavro_schema({"type": "record", "name": "n.R", "fields": [{"name": "a", "type": inner},
+    ...                                                              {"name": "b", "type": "A"}]})["fields"][1]
+    {'name': 'b', 'type': 'n.A'}
     """
-    return fastavro.parse_schema(_lenient(_json(avro)), named_schemas, _ignore_default_error=True)
+    named = {} if named_schemas is None else named_schemas
+    tree = _lenient(_json(avro))
+    aliases = _anonymous_references(tree)
+    named.update(dict.fromkeys(aliases, {}))  # fastavro wants the name known when it meets the reference
+    parsed = fastavro.parse_schema(tree, named, _ignore_default_error=True)
+    for alias, name in aliases.items():
+        named[alias] = named[name]
+    return parsed
+
+
+_AVRO_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+def _anonymous_references(avro: Any) -> dict[str, str]:
+    """The bare names Avro's Java parser resolves to a type without namespace, by the full name fastavro looks
+    up instead (``{"n.A": "A"}``): names met in a namespace that has no type of that name (yet)."""
+    defined: set[str] = set()
+    found: dict[str, str] = {}
+
+    def walk(node: Any, space: str | None) -> None:
+        if isinstance(node, list):
+            for member in node:
+                walk(member, space)
+        elif isinstance(node, str):
+            if space and "." not in node and node not in _AVRO_PRIMITIVES and f"{space}.{node}" not in defined \
+                    and node in defined:
+                found[f"{space}.{node}"] = node
+        elif isinstance(node, dict):
+            t = node.get("type")
+            if t in ("record", "error", "enum", "fixed"):
+                name = node["name"]
+                space = name.rpartition(".")[0] if "." in name else node.get("namespace", space) or None
+                defined.add(name if "." in name or not space else f"{space}.{name}")
+                for f in node.get("fields", []):
+                    walk(f["type"], space)
+            elif t in ("array", "map"):
+                walk(node["items" if t == "array" else "values"], space)
+            else:
+                walk(t, space)  # {"type": <a schema>}
+
+    walk(avro, None)
+    return found
 
 
 _LEGACY_DECIMAL = "connect-legacy-decimal"  # a logical type fastavro does not know: it reads the bytes
