@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import fastavro
+from fastavro.schema import SchemaParseException, UnknownType
 
 from connect_magics.api.data import (
     STRING_SCHEMA,
@@ -151,7 +152,10 @@ class AvroData:
         cached = self._connect_schemas.get(key)
         if cached is None:
             named: dict[str, Any] = {}
-            parsed = fastavro_schema(avro, named)
+            try:
+                parsed = fastavro_schema(avro, named)
+            except (SchemaParseException, UnknownType, json.JSONDecodeError) as e:
+                raise DataException(f"Invalid Avro schema: {type(e).__name__}: {e}") from e
             cached = _ToConnect(self.config, named).convert(parsed, False, None, version)
             self._connect_schemas.put(key, cached)
         return cached
@@ -763,7 +767,7 @@ class _ToConnect:
             for name, f in zip(names, schema.fields, strict=True):
                 struct.put(f, self.from_object(f.schema, value.get(name, f.schema.default_value)))
             value = struct
-        elif not _held(SchemaBuilder(SchemaType.INT32 if t in _INTS else t).build(), value):
+        elif not _fits(t, value):
             raise DataException(f"Invalid type for {t}: {type(value).__name__}")
         return _to_logical(schema, value)
 
@@ -785,7 +789,8 @@ class _ToConnect:
         if t == "int" and schema.type not in _INTS[:3]:
             return None
         if t in ("int", "long"):
-            raw: Any = _wrap(int(_number(value)), _INT_BITS[schema.type if t == "int" else t])
+            bits = {SchemaType.INT8: 8, SchemaType.INT16: 16}.get(schema.type, 32) if t == "int" else 64
+            raw: Any = _wrap(int(_number(value)), bits)
         elif t in ("float", "double"):
             raw = float(_number(value))
         elif t == "boolean":
@@ -856,22 +861,26 @@ def _union_member_name(member: Any, index: int, full_names: bool) -> str:
 
 
 _INTS = (SchemaType.INT8, SchemaType.INT16, SchemaType.INT32, SchemaType.INT64)
-_INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, "int": 32, "long": 64}
+_CLASSES = {SchemaType.FLOAT32: float, SchemaType.FLOAT64: float, SchemaType.BOOLEAN: bool, SchemaType.STRING: str,
+            SchemaType.BYTES: bytes, SchemaType.ARRAY: list, SchemaType.MAP: dict}
+
+
+def _fits(t: SchemaType, value: Any) -> bool:
+    """Whether ``value`` is of the class Avro's Java API holds for Connect type ``t``."""
+    if t in _INTS:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return t in _CLASSES and isinstance(value, _CLASSES[t])
 
 
 def _held(schema: Schema, value: Any) -> bool:
-    """``isInstanceOfAvroSchemaTypeForSimpleSchema`` for a default: whether a union member takes ``value``."""
-    t = schema.type
-    if t in (SchemaType.INT32, SchemaType.INT64):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if t is SchemaType.BYTES:
-        size = (schema.parameters or {}).get(CONNECT_AVRO_FIXED_SIZE_PROP)
-        return isinstance(value, bytes) and (size is None or schema.name is None or len(value) == int(size))
-    if t is SchemaType.STRING:
-        return isinstance(value, str) and AVRO_TYPE_ENUM not in (schema.parameters or {})
-    classes = {SchemaType.FLOAT32: float, SchemaType.FLOAT64: float, SchemaType.BOOLEAN: bool,
-               SchemaType.ARRAY: list, SchemaType.MAP: dict}
-    return t in classes and isinstance(value, classes[t])
+    """``isInstanceOfAvroSchemaTypeForSimpleSchema`` for a default: whether a union member takes ``value``
+    (never a record, an enum or a narrow int; a fixed only of its size)."""
+    params = schema.parameters or {}
+    if schema.type in (SchemaType.INT8, SchemaType.INT16) or AVRO_TYPE_ENUM in params:
+        return False
+    if schema.type is SchemaType.BYTES and schema.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+        return isinstance(value, bytes) and len(value) == int(params[CONNECT_AVRO_FIXED_SIZE_PROP])
+    return _fits(schema.type, value)
 
 
 def _to_logical(schema: Schema, value: Any) -> Any:

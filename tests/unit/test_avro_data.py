@@ -151,9 +151,11 @@ def test_to_connect_nullable_string() -> None:
 
 
 def test_to_connect_null_type_is_refused() -> None:
-    # testToConnectNullType
+    # testToConnectNullType; and an Avro schema that does not parse (here an undefined name)
     with pytest.raises(DataException, match="Standalone null schemas"):
         to_connect("null")
+    with pytest.raises(DataException, match="Invalid Avro schema: UnknownType"):
+        to_connect(record("R", [field("a", "Undefined")]))
 
 
 # ---------------------------------------------------------------------------------------------- maps
