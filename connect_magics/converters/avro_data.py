@@ -133,7 +133,7 @@ class AvroData:
         cached = self._avro_schemas.get(schema)
         if cached is None:
             tree = _FromConnect(self.config).convert(schema, ignore_optional=False)
-            cached = _to_json(tree, set(), None)
+            cached = _to_json(tree, {}, None)
             self._avro_schemas.put(schema, cached)
         return cached
 
@@ -190,6 +190,10 @@ def fastavro_schema(avro: Any, named_schemas: dict[str, Any] | None = None) -> A
     parsed = fastavro.parse_schema(tree, named, _ignore_default_error=True)
     for alias, name in aliases.items():
         named[alias] = named[name]
+    if isinstance(parsed, dict) and "__fastavro_parsed" not in parsed:
+        # fastavro marks parsed records only, and parses anything else again for each datum: again, a record
+        # with namespace "" inside a namespace would take that namespace
+        parsed["__fastavro_parsed"], parsed["__named_schemas"] = True, named
     return parsed
 
 
@@ -494,15 +498,23 @@ def _default_json(schema: Schema, value: Any, config: AvroDataConfig) -> Any:
     return value
 
 
-def _to_json(node: Any, written: set[str], space: str | None) -> Any:
-    """Avro's Java ``Schema.toString()`` layout: named types in full once, then by (relative) name."""
+def _to_json(node: Any, written: dict[str, _Named], space: str | None) -> Any:
+    """Avro's Java ``Schema.toString()`` layout: named types in full once, then by (relative) name.
+
+    A second type of a name is written by that name too, as Java does: fine when only its parameters, docs or
+    defaults differ (field-level ``connect.parameters`` keep those), refused when its data differs, since the
+    schema would then describe other data than the records written with it (Java writes them unreadable)."""
     if isinstance(node, list):
         return [_to_json(n, written, space) for n in node]
     if isinstance(node, _Named):
         full = node.full_name()
-        if full in written:
+        first = written.get(full)
+        if first is not None:
+            if first is not node and _shape(first) != _shape(node):
+                raise DataException(f"Two different Connect schemas are both named {full}: the Avro schema would "
+                                    "name the second by the first, which does not describe its data")
             return node["name"] if node.get("namespace") == space else full
-        written.add(full)
+        written[full] = node
         out: dict[str, Any] = {"type": node["type"], "name": node["name"]}
         own = node.get("namespace")
         if own is not None and own != space:
@@ -524,7 +536,20 @@ def _to_json(node: Any, written: set[str], space: str | None) -> Any:
     return node
 
 
-def _field_json(field: dict[str, Any], written: set[str], space: str | None) -> dict[str, Any]:
+def _shape(node: Any) -> Any:
+    """What an Avro type (as built here) says of the data: its structure, without docs, properties, defaults."""
+    if isinstance(node, list):
+        return tuple(_shape(n) for n in node)
+    if isinstance(node, str):
+        return node
+    shape: tuple[Any, ...] = tuple(node.get(k) for k in ("type", "logicalType", "scale", "precision", "size"))
+    if isinstance(node, _Named):
+        shape += (node.full_name(), tuple(node.get("symbols") or ()))
+    shape += tuple((f["name"], _shape(f["type"])) for f in node.get("fields", ()))
+    return shape + tuple(_shape(node[k]) for k in ("items", "values") if k in node)
+
+
+def _field_json(field: dict[str, Any], written: dict[str, _Named], space: str | None) -> dict[str, Any]:
     return {k: (_to_json(v, written, space) if k == "type" else v) for k, v in field.items()}
 
 
@@ -601,8 +626,13 @@ class _ToConnect:
                 if set(fields) != {"key", "value"}:
                     raise DataException("Found map encoded as array of key-value pairs, but array elements do "
                                         "not match the expected format.")
+                if entry["name"] in self.open:  # a map of maps (all entries are MapEntry) reads as recursive
+                    raise DataException(f"Recursive Avro schemas are not supported (type {entry['name']} "
+                                        "contains itself)")
+                self.open.add(entry["name"])
                 builder = SchemaBuilder.map(self.convert(fields["key"], False, None, None),
                                             self.convert(fields["value"], False, None, None))
+                self.open.discard(entry["name"])
             else:
                 builder = SchemaBuilder.array(self.convert(items, False, None, None))
         elif t == "map":
@@ -978,8 +1008,6 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
         else:
             inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
     elif _is_union(schema):
-        # A member's Avro type name picks its branch (fastavro's tuple notation) where values of several
-        # branches look alike: strings and enums, records, fixed of one size
         members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
 
         def inner(v: Struct) -> Any:
@@ -1013,17 +1041,14 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
 
 
 def _union_branch(member: Schema, config: AvroDataConfig) -> str | None:
-    """The fastavro name of a union member's Avro type, when it is known from the Connect schema alone."""
-    params = member.parameters or {}
+    """The name that picks a union member's branch (fastavro's tuple notation), as Java's value types pick it:
+    a named record's full name, or the type of a member written as a bare Avro type name; else None, and
+    fastavro picks the first branch that takes the value (a string before an enum, the first fixed of a size).
+    Its validator of an enclosing union takes branch names of these two kinds only."""
     if member.type is SchemaType.STRUCT:
-        return None if member.name is None or _is_union(member) else _FromConnect(config).full_name(member.name)
-    if member.type is SchemaType.STRING and config.enhanced_avro_schema_support and AVRO_TYPE_ENUM in params:
-        return params[AVRO_TYPE_ENUM]
-    if member.type is SchemaType.BYTES and member.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
-        return _FromConnect(config).full_name(member.name)
-    if member.type is SchemaType.MAP:
-        return "map" if _string_keys(member, config) else "array"
-    return _PRIMITIVES.get(member.type) or "array"
+        return None if member.name is None else _FromConnect(config).full_name(member.name)
+    avro = AvroData(config).from_connect_schema(_required(member))
+    return avro if isinstance(avro, str) else None
 
 
 def _legacy_decimal(schema: Schema) -> bool:
