@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import fastavro
+from fastavro.schema import SchemaParseException, UnknownType
 
 from connect_magics.api.data import (
     STRING_SCHEMA,
@@ -132,7 +133,7 @@ class AvroData:
         cached = self._avro_schemas.get(schema)
         if cached is None:
             tree = _FromConnect(self.config).convert(schema, ignore_optional=False)
-            cached = _to_json(tree, set(), None)
+            cached = _to_json(tree, {}, None)
             self._avro_schemas.put(schema, cached)
         return cached
 
@@ -151,7 +152,10 @@ class AvroData:
         cached = self._connect_schemas.get(key)
         if cached is None:
             named: dict[str, Any] = {}
-            parsed = fastavro_schema(avro, named)
+            try:
+                parsed = fastavro_schema(avro, named)
+            except (SchemaParseException, UnknownType, json.JSONDecodeError) as e:
+                raise DataException(f"Invalid Avro schema: {type(e).__name__}: {e}") from e
             cached = _ToConnect(self.config, named).convert(parsed, False, None, version)
             self._connect_schemas.put(key, cached)
         return cached
@@ -167,13 +171,64 @@ class AvroData:
 
 def fastavro_schema(avro: Any, named_schemas: dict[str, Any] | None = None) -> Any:
     """fastavro's parsed form of an Avro schema (JSON data or text), as lenient as Avro's Java parser: an
-    invalid field default is ignored, and a decimal whose scale and precision Avro's spec refuses (AvroData
-    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled.
+    invalid field default is ignored; a decimal whose scale and precision Avro's spec refuses (AvroData
+    writes scale 7 with precision 5 as it is) is read as its underlying bytes, the value written unscaled; and
+    a bare name in a namespace that has no such type is the type of that name without namespace (Avro's Java
+    ``toString()`` writes such references, for a dotless Connect name met twice inside a dotted one).
 
     >>> fastavro_schema({"type": "bytes", "logicalType": "decimal", "scale": 7, "precision": 5})["logicalType"]
     'connect-legacy-decimal'
+    >>> inner = {"type": "record", "name": "A", "namespace": "", "fields": []}
+    >>> fastavro_schema({"type": "record", "name": "n.R", "fields": [{"name": "a", "type": inner},
+    ...                                                              {"name": "b", "type": "A"}]})["fields"][1]
+    {'name': 'b', 'type': 'n.A'}
     """
-    return fastavro.parse_schema(_lenient(_json(avro)), named_schemas, _ignore_default_error=True)
+    named = {} if named_schemas is None else named_schemas
+    tree = _lenient(_json(avro))
+    aliases = _anonymous_references(tree)
+    named.update(dict.fromkeys(aliases, {}))  # fastavro wants the name known when it meets the reference
+    parsed = fastavro.parse_schema(tree, named, _ignore_default_error=True)
+    for alias, name in aliases.items():
+        named[alias] = named[name]
+    if isinstance(parsed, dict) and "__fastavro_parsed" not in parsed:
+        # fastavro marks parsed records only, and parses anything else again for each datum: again, a record
+        # with namespace "" inside a namespace would take that namespace
+        parsed["__fastavro_parsed"], parsed["__named_schemas"] = True, named
+    return parsed
+
+
+_AVRO_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+def _anonymous_references(avro: Any) -> dict[str, str]:
+    """The bare names Avro's Java parser resolves to a type without namespace, by the full name fastavro looks
+    up instead (``{"n.A": "A"}``): names met in a namespace that has no type of that name (yet)."""
+    defined: set[str] = set()
+    found: dict[str, str] = {}
+
+    def walk(node: Any, space: str | None) -> None:
+        if isinstance(node, list):
+            for member in node:
+                walk(member, space)
+        elif isinstance(node, str):
+            if space and "." not in node and node not in _AVRO_PRIMITIVES and f"{space}.{node}" not in defined \
+                    and node in defined:
+                found[f"{space}.{node}"] = node
+        elif isinstance(node, dict):
+            t = node.get("type")
+            if t in ("record", "error", "enum", "fixed"):
+                name = node["name"]
+                space = name.rpartition(".")[0] if "." in name else node.get("namespace", space) or None
+                defined.add(name if "." in name or not space else f"{space}.{name}")
+                for f in node.get("fields", []):
+                    walk(f["type"], space)
+            elif t in ("array", "map"):
+                walk(node["items" if t == "array" else "values"], space)
+            else:
+                walk(t, space)  # {"type": <a schema>}
+
+    walk(avro, None)
+    return found
 
 
 _LEGACY_DECIMAL = "connect-legacy-decimal"  # a logical type fastavro does not know: it reads the bytes
@@ -292,8 +347,7 @@ class _FromConnect:
         record = _Named(type="record", name=short, namespace=space,
                         doc=params.get(CONNECT_RECORD_DOC_PROP if discard else AVRO_RECORD_DOC_PROP))
         scrub = scrub_name if self.config.scrub_invalid_names else str
-        record["fields"] = [self.field(scrub(f.name), f.schema,
-                                      f.schema.doc if discard else params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
+        record["fields"] = [self.field(scrub(f.name), f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
                             for f in schema.fields]
         return record
 
@@ -303,10 +357,14 @@ class _FromConnect:
         if type_name is not None:
             self.field_type_names.add(type_name)
         field: dict[str, Any] = {"name": name, "type": self.convert(schema, False)}
+        if self.config.discard_type_doc_default:
+            doc = schema.doc
         if doc is not None:
             field["doc"] = doc
         if schema.default_value is not None:
-            field["default"] = _default_json(schema, schema.default_value, self.config)
+            default = _default_json(schema, schema.default_value, self.config)
+            if _valid_default(field["type"], default):  # else Avro refuses it, and Java leaves it out
+                field["default"] = default
         elif schema.optional:
             field["default"] = None
         params = _shown_parameters(schema.parameters, self.config)
@@ -351,6 +409,35 @@ def _shown_parameters(params: Mapping[str, str] | None, config: AvroDataConfig) 
     if config.discard_type_doc_default:
         return dict(params or {})
     return {k: v for k, v in (params or {}).items() if k != AVRO_FIELD_DEFAULT_FLAG_PROP}
+
+
+def _valid_default(avro: Any, value: Any) -> bool:
+    """Avro's ``isValidDefault``: whether a JSON default fits an Avro type (a union: any member).
+
+    >>> _valid_default({"type": "array", "items": {"type": "int"}}, [[1, 2]]), _valid_default(["null", "int"], 3)
+    (False, True)
+    """
+    if isinstance(avro, list):
+        return any(_valid_default(member, value) for member in avro)
+    t = avro if isinstance(avro, str) else avro["type"]
+    if t in ("string", "bytes", "enum", "fixed"):
+        return isinstance(value, str)
+    if t in ("int", "long"):
+        limit = 2 ** 31 if t == "int" else 2 ** 63
+        return isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit
+    if t in ("float", "double"):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if t == "boolean":
+        return isinstance(value, bool)
+    if t == "array":
+        return isinstance(value, list) and all(_valid_default(avro["items"], v) for v in value)
+    if t == "map":
+        return isinstance(value, dict) and all(_valid_default(avro["values"], v) for v in value.values())
+    if t == "record":  # each field given, or defaulted by the record
+        return isinstance(value, dict) and all(
+            (f["name"] in value or "default" in f) and _valid_default(f["type"], value.get(f["name"], f.get("default")))
+            for f in avro["fields"])
+    return value is None  # null
 
 
 def _names_a_type(avro: Any) -> bool:
@@ -411,15 +498,23 @@ def _default_json(schema: Schema, value: Any, config: AvroDataConfig) -> Any:
     return value
 
 
-def _to_json(node: Any, written: set[str], space: str | None) -> Any:
-    """Avro's Java ``Schema.toString()`` layout: named types in full once, then by (relative) name."""
+def _to_json(node: Any, written: dict[str, _Named], space: str | None) -> Any:
+    """Avro's Java ``Schema.toString()`` layout: named types in full once, then by (relative) name.
+
+    A second type of a name is written by that name too, as Java does: fine when only its parameters, docs or
+    defaults differ (field-level ``connect.parameters`` keep those), refused when its data differs, since the
+    schema would then describe other data than the records written with it (Java writes them unreadable)."""
     if isinstance(node, list):
         return [_to_json(n, written, space) for n in node]
     if isinstance(node, _Named):
         full = node.full_name()
-        if full in written:
+        first = written.get(full)
+        if first is not None:
+            if first is not node and _shape(first) != _shape(node):
+                raise DataException(f"Two different Connect schemas are both named {full}: the Avro schema would "
+                                    "name the second by the first, which does not describe its data")
             return node["name"] if node.get("namespace") == space else full
-        written.add(full)
+        written[full] = node
         out: dict[str, Any] = {"type": node["type"], "name": node["name"]}
         own = node.get("namespace")
         if own is not None and own != space:
@@ -441,7 +536,20 @@ def _to_json(node: Any, written: set[str], space: str | None) -> Any:
     return node
 
 
-def _field_json(field: dict[str, Any], written: set[str], space: str | None) -> dict[str, Any]:
+def _shape(node: Any) -> Any:
+    """What an Avro type (as built here) says of the data: its structure, without docs, properties, defaults."""
+    if isinstance(node, list):
+        return tuple(_shape(n) for n in node)
+    if isinstance(node, str):
+        return node
+    shape: tuple[Any, ...] = tuple(node.get(k) for k in ("type", "logicalType", "scale", "precision", "size"))
+    if isinstance(node, _Named):
+        shape += (node.full_name(), tuple(node.get("symbols") or ()))
+    shape += tuple((f["name"], _shape(f["type"])) for f in node.get("fields", ()))
+    return shape + tuple(_shape(node[k]) for k in ("items", "values") if k in node)
+
+
+def _field_json(field: dict[str, Any], written: dict[str, _Named], space: str | None) -> dict[str, Any]:
     return {k: (_to_json(v, written, space) if k == "type" else v) for k, v in field.items()}
 
 
@@ -518,8 +626,13 @@ class _ToConnect:
                 if set(fields) != {"key", "value"}:
                     raise DataException("Found map encoded as array of key-value pairs, but array elements do "
                                         "not match the expected format.")
+                if entry["name"] in self.open:  # a map of maps (all entries are MapEntry) reads as recursive
+                    raise DataException(f"Recursive Avro schemas are not supported (type {entry['name']} "
+                                        "contains itself)")
+                self.open.add(entry["name"])
                 builder = SchemaBuilder.map(self.convert(fields["key"], False, None, None),
                                             self.convert(fields["value"], False, None, None))
+                self.open.discard(entry["name"])
             else:
                 builder = SchemaBuilder.array(self.convert(items, False, None, None))
         elif t == "map":
@@ -572,9 +685,12 @@ class _ToConnect:
             if key.startswith("avro"):
                 builder.parameter(key, str(value))
         connect_default = node.get(CONNECT_DEFAULT_VALUE_PROP)
-        if not has_default:
-            field_default, has_default = connect_default, connect_default is not None
-        elif meta and not discard and connect_default is None:
+        if has_default:
+            try:
+                field_default = self.to_object(field_default, avro)
+            except (DataException, KeyError):  # Avro cannot read it: Java goes on without
+                has_default = False
+        if has_default and meta and not discard and connect_default is None:
             builder.parameter(AVRO_FIELD_DEFAULT_FLAG_PROP, "true")
         name = node.get(CONNECT_NAME_PROP)
         if name is None and (t in ("record", "enum") or (t == "fixed" and logical != "decimal")):
@@ -587,11 +703,15 @@ class _ToConnect:
             builder.name(name)
         if force_optional:
             builder.optional()
-        if has_default and field_default is not None:
-            try:
-                builder.default_value(_default_from_json(builder.build(), field_default))
-            except (DataException, ValueError, TypeError, KeyError, AttributeError):
-                pass  # Confluent logs and ignores an invalid default
+        try:
+            if has_default:
+                default = self.from_object(builder.build(), field_default)
+            else:
+                default = self.json_default(builder.build(), avro, connect_default)
+            if default is not None:
+                builder.default_value(default)
+        except (DataException, ValueError, TypeError, KeyError, AttributeError):
+            pass  # Confluent logs and ignores an invalid default
         return builder.build()
 
     def record(self, node: dict[str, Any]) -> SchemaBuilder:
@@ -619,6 +739,113 @@ class _ToConnect:
         if len(members) == 2 and "null" in members:
             return members[1] if members[0] == "null" else members[0]
         return None
+
+    # -- defaults, read as Java's AvroData reads them: a field's default through the object Avro's Java API
+    # holds for it, connect.default as JSON; in both a union's default is its first member's
+
+    def resolve(self, avro: Any) -> Any:
+        return self.named.get(avro, avro) if isinstance(avro, str) else avro
+
+    def to_object(self, value: Any, avro: Any) -> Any:
+        """Avro's ``JacksonUtils.toObject``: what Avro's Java API holds for a JSON default of type ``avro``
+        (None: null, or a value the type does not take)."""
+        avro = self.resolve(avro)
+        if isinstance(avro, list):
+            return self.to_object(value, avro[0])
+        t = avro if avro is None or isinstance(avro, str) else avro["type"]
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)):
+            if t in (None, "float", "double"):
+                return float(value) if t else value
+            return value if t in ("int", "long") and isinstance(value, int) else None
+        if isinstance(value, str):
+            if t in (None, "string", "enum"):
+                return value
+            return value.encode("latin-1") if t in ("bytes", "fixed") else None
+        if isinstance(value, list):
+            if t not in (None, "array"):
+                raise DataException(f"Not an array: {avro}")
+            return [self.to_object(v, avro["items"] if t else None) for v in value]
+        if t == "record":
+            types = {f["name"]: f["type"] for f in avro["fields"]}
+            return {k: self.to_object(v, types[k]) for k, v in value.items()}
+        return {k: self.to_object(v, avro["values"] if t == "map" else None) for k, v in value.items()}
+
+    def from_object(self, schema: Schema, value: Any) -> Any:
+        """``toConnectData`` of such an object (or of the Connect default standing in for a record's field)."""
+        if value is None:
+            if not schema.optional:
+                raise DataException("Found null value for non-optional schema")
+            return None
+        t = schema.type
+        if t is SchemaType.ARRAY and isinstance(value, list):
+            value = [self.from_object(schema.value_schema, v) for v in value]
+        elif t is SchemaType.MAP and isinstance(value, dict) and schema.key_schema.type is SchemaType.STRING \
+                and not schema.key_schema.optional:
+            value = {k: self.from_object(schema.value_schema, v) for k, v in value.items()}
+        elif t is SchemaType.MAP and value == []:  # key/value records: Avro's Java API holds none for a default
+            value = {}
+        elif _is_union(schema):
+            member = next((f for f in schema.fields if _held(f.schema, value)), None)
+            if member is None:
+                raise DataException("Did not find matching union field for data")
+            return Struct(schema).put(member, self.from_object(member.schema, value))
+        elif t is SchemaType.STRUCT and isinstance(value, dict):
+            names = _field_names(schema, self.config)
+            struct = Struct(schema)
+            for name, f in zip(names, schema.fields, strict=True):
+                struct.put(f, self.from_object(f.schema, value.get(name, f.schema.default_value)))
+            value = struct
+        elif not _fits(t, value):
+            raise DataException(f"Invalid type for {t}: {type(value).__name__}")
+        return _to_logical(schema, value)
+
+    def json_default(self, schema: Schema, avro: Any, value: Any) -> Any:
+        """``defaultValueFromAvro`` of a ``connect.default``: JSON read along the Avro type (a record's missing
+        field is null)."""
+        if value is None:
+            return None
+        avro = self.resolve(avro)
+        if isinstance(avro, list):
+            first = self.resolve(avro[0])
+            if first == "null":
+                return None
+            if not _is_union(schema):
+                raise DataException("Cannot look up fields on non-struct type")
+            member = schema.field(_union_member_name(first, 0, self.config.enhanced_avro_schema_support))
+            return self.json_default(member.schema, first, value)
+        t = avro if isinstance(avro, str) else avro["type"]
+        if t == "int" and schema.type not in _INTS[:3]:
+            return None
+        if t in ("int", "long"):
+            bits = {SchemaType.INT8: 8, SchemaType.INT16: 16}.get(schema.type, 32) if t == "int" else 64
+            raw: Any = _wrap(int(_number(value)), bits)
+        elif t in ("float", "double"):
+            raw = float(_number(value))
+        elif t == "boolean":
+            raw = value if isinstance(value, bool) else _number(value) != 0 if not isinstance(value, str) \
+                else value.strip() == "true"
+        elif t in ("string", "enum"):
+            raw = _as_text(value)
+        elif t in ("bytes", "fixed"):
+            raw = value.encode("latin-1") if isinstance(value, str) else None
+        elif t in ("array", "map"):
+            if not isinstance(value, list if t == "array" else dict):
+                raise DataException(f"Invalid JSON for {t} default value")
+            inner = avro["items" if t == "array" else "values"]
+            raw = [self.json_default(schema.value_schema, inner, v) for v in value] if t == "array" else \
+                {k: self.json_default(schema.value_schema, inner, v) for k, v in value.items()}
+        elif t == "record":
+            if not isinstance(value, dict):
+                raise DataException("Invalid JSON for record default value")
+            raw = Struct(schema)
+            for f in avro["fields"]:
+                connect_field = schema.field(f["name"])
+                raw.put(f["name"], self.json_default(connect_field.schema, f["type"], value.get(connect_field.name)))
+        else:
+            raw = None
+        return _to_logical(schema, raw)
 
     def union(self, members: list[Any]) -> SchemaBuilder:
         builder = SchemaBuilder.struct().name(AVRO_TYPE_UNION)
@@ -663,38 +890,63 @@ def _union_member_name(member: Any, index: int, full_names: bool) -> str:
     return node["type"]
 
 
-def _default_from_json(schema: Schema, node: Any) -> Any:
-    """``defaultValueFromAvro``: a JSON default as the Connect value of ``schema``."""
-    if node is None:
-        return None
-    if schema.name == Decimal.LOGICAL_NAME:
-        return Decimal.to_logical(schema, node.encode("latin-1"))
-    if schema.name == Date.LOGICAL_NAME:
-        return Date.to_logical(schema, node)
-    if schema.name == Time.LOGICAL_NAME:
-        return Time.to_logical(schema, node)
-    if schema.name == Timestamp.LOGICAL_NAME:
-        return Timestamp.to_logical(schema, node)
-    t = schema.type
-    if t is SchemaType.BYTES:
-        return node.encode("latin-1")
-    if t in (SchemaType.FLOAT32, SchemaType.FLOAT64):
-        return float(node)
-    if t is SchemaType.ARRAY:
-        return [_default_from_json(schema.value_schema, v) for v in node]
-    if t is SchemaType.MAP:
-        if isinstance(node, dict):
-            return {k: _default_from_json(schema.value_schema, v) for k, v in node.items()}
-        return {_default_from_json(schema.key_schema, k): _default_from_json(schema.value_schema, v) for k, v in node}
-    if t is SchemaType.STRUCT:
-        if _is_union(schema):
-            first = schema.fields[0]
-            return Struct(schema).put(first, _default_from_json(first.schema, node))
-        struct = Struct(schema)
-        for f in schema.fields:
-            struct.put(f, _default_from_json(f.schema, node.get(f.name, f.schema.default_value)))
-        return struct
-    return node
+_INTS = (SchemaType.INT8, SchemaType.INT16, SchemaType.INT32, SchemaType.INT64)
+_CLASSES = {SchemaType.FLOAT32: float, SchemaType.FLOAT64: float, SchemaType.BOOLEAN: bool, SchemaType.STRING: str,
+            SchemaType.BYTES: bytes, SchemaType.ARRAY: list, SchemaType.MAP: dict}
+
+
+def _fits(t: SchemaType, value: Any) -> bool:
+    """Whether ``value`` is of the class Avro's Java API holds for Connect type ``t``."""
+    if t in _INTS:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return t in _CLASSES and isinstance(value, _CLASSES[t])
+
+
+def _held(schema: Schema, value: Any) -> bool:
+    """``isInstanceOfAvroSchemaTypeForSimpleSchema`` for a default: whether a union member takes ``value``
+    (never a record, an enum or a narrow int; a fixed only of its size)."""
+    params = schema.parameters or {}
+    if schema.type in (SchemaType.INT8, SchemaType.INT16) or AVRO_TYPE_ENUM in params:
+        return False
+    if schema.type is SchemaType.BYTES and schema.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
+        return isinstance(value, bytes) and len(value) == int(params[CONNECT_AVRO_FIXED_SIZE_PROP])
+    return _fits(schema.type, value)
+
+
+def _to_logical(schema: Schema, value: Any) -> Any:
+    """``toConnectLogical``: the underlying value of a Connect logical type as its Python value."""
+    name = schema.name
+    if value is None or name not in (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME,
+                                     Timestamp.LOGICAL_NAME):
+        return value
+    if name == Decimal.LOGICAL_NAME:
+        if not isinstance(value, bytes):
+            raise DataException("Invalid type for Decimal, underlying representation should be bytes")
+        return Decimal.to_logical(schema, value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DataException(f"Invalid type for {name}: {type(value).__name__}")
+    logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time, Timestamp.LOGICAL_NAME: Timestamp}[name]
+    return logical.to_logical(schema, value)
+
+
+def _wrap(value: int, bits: int) -> int:
+    """A Java narrowing cast to a signed integer of ``bits`` bits."""
+    half = 1 << (bits - 1)
+    return (value + half) % (2 * half) - half
+
+
+def _number(value: Any) -> Any:
+    """Jackson's ``intValue()`` / ``doubleValue()``: the number of a numeric JSON node, else 0."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _as_text(value: Any) -> str:
+    """Jackson's ``asText()``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return ""
+    return json.dumps(value)
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -756,8 +1008,6 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
         else:
             inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
     elif _is_union(schema):
-        # A member's Avro type name picks its branch (fastavro's tuple notation) where values of several
-        # branches look alike: strings and enums, records, fixed of one size
         members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
 
         def inner(v: Struct) -> Any:
@@ -791,17 +1041,14 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
 
 
 def _union_branch(member: Schema, config: AvroDataConfig) -> str | None:
-    """The fastavro name of a union member's Avro type, when it is known from the Connect schema alone."""
-    params = member.parameters or {}
+    """The name that picks a union member's branch (fastavro's tuple notation), as Java's value types pick it:
+    a named record's full name, or the type of a member written as a bare Avro type name; else None, and
+    fastavro picks the first branch that takes the value (a string before an enum, the first fixed of a size).
+    Its validator of an enclosing union takes branch names of these two kinds only."""
     if member.type is SchemaType.STRUCT:
-        return None if member.name is None or _is_union(member) else _FromConnect(config).full_name(member.name)
-    if member.type is SchemaType.STRING and config.enhanced_avro_schema_support and AVRO_TYPE_ENUM in params:
-        return params[AVRO_TYPE_ENUM]
-    if member.type is SchemaType.BYTES and member.name is not None and CONNECT_AVRO_FIXED_SIZE_PROP in params:
-        return _FromConnect(config).full_name(member.name)
-    if member.type is SchemaType.MAP:
-        return "map" if _string_keys(member, config) else "array"
-    return _PRIMITIVES.get(member.type) or "array"
+        return None if member.name is None else _FromConnect(config).full_name(member.name)
+    avro = AvroData(config).from_connect_schema(_required(member))
+    return avro if isinstance(avro, str) else None
 
 
 def _legacy_decimal(schema: Schema) -> bool:

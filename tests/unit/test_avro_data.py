@@ -86,7 +86,7 @@ def through_fastavro(schema: Schema, value: Any, **config: Any) -> tuple[Schema,
 def read_avro(avro: Any, datum: Any, **config: Any) -> tuple[Schema, Any]:
     """An Avro-native datum written by fastavro and read into Connect (Java's ``toConnectData``)."""
     data = avro_data(**config)
-    parsed = fastavro.parse_schema(avro)
+    parsed = fastavro_schema(avro)
     out = io.BytesIO()
     fastavro.schemaless_writer(out, parsed, datum)
     read = fastavro.schemaless_reader(io.BytesIO(out.getvalue()), parsed, None)
@@ -151,9 +151,11 @@ def test_to_connect_nullable_string() -> None:
 
 
 def test_to_connect_null_type_is_refused() -> None:
-    # testToConnectNullType
+    # testToConnectNullType; and an Avro schema that does not parse (here an undefined name)
     with pytest.raises(DataException, match="Standalone null schemas"):
         to_connect("null")
+    with pytest.raises(DataException, match="Invalid Avro schema: UnknownType"):
+        to_connect(record("R", [field("a", "Undefined")]))
 
 
 # ---------------------------------------------------------------------------------------------- maps
@@ -196,6 +198,38 @@ NAMED_AVRO_MAP_SCHEMA = {
                        **{"connect.internal.type": "MapEntry"}),
     "connect.name": "foo.bar",
 }
+
+
+def test_map_with_non_string_key_default() -> None:
+    # Avro refuses [[1, 2]] as the default of an array of key/value records, so Java's AvroData leaves the field
+    # default out (connect.default keeps it) and reads no default back (checked against Confluent's AvroData)
+    schema = SchemaBuilder.struct().name("R").field(
+        "m", SchemaBuilder.map(INT32_SCHEMA, INT32_SCHEMA).default_value({1: 2}).build()).build()
+    expected = record("R", [field("m", {"type": "array", "items": map_entry("int", "int"), "connect.default": [[1, 2]]})],
+                      **{"connect.name": "R"})
+    assert from_connect(schema) == expected
+    assert to_connect(expected).field("m").schema == SchemaBuilder.map(INT32_SCHEMA, INT32_SCHEMA).build()
+
+
+def test_map_of_maps_with_non_string_keys() -> None:
+    # Java's AvroData names the entries of every unnamed map MapEntry, so it writes the inner map's entries as a
+    # reference to the outer ones: a schema that does not describe the data, whose records no reader decodes.
+    # We refuse to make it, and refuse to read it (a recursive schema)
+    schema = SchemaBuilder.map(INT64_SCHEMA, SchemaBuilder.map(INT32_SCHEMA, BOOLEAN_SCHEMA).build()).build()
+    with pytest.raises(DataException, match="both named io.confluent.connect.avro.MapEntry"):
+        from_connect(schema)
+    java = {"type": "array", "items": map_entry("long", {"type": "array", "items": "MapEntry"})}
+    with pytest.raises(DataException, match="Recursive Avro schemas are not supported"):
+        to_connect(java)
+
+
+def test_two_different_structs_of_one_name() -> None:
+    # Likewise two Connect structs of one name and different fields; the same with other parameters only is
+    # the field-level parameters case (test_field_level_params_*)
+    inner = SchemaBuilder.struct().name("Address").field("value", OPTIONAL_STRING_SCHEMA).build()
+    outer = SchemaBuilder.struct().name("Address").field("key", inner).field("city", OPTIONAL_INT32_SCHEMA).build()
+    with pytest.raises(DataException, match="both named Address"):
+        from_connect(outer)
 
 
 def test_from_named_connect_map_with_non_string_key() -> None:
@@ -282,13 +316,14 @@ def test_to_connect_fixed_union(enhanced: bool) -> None:
 
 
 def test_from_connect_fixed_union() -> None:
-    # testFromConnectFixedUnion: each member keeps its fixed type, so a value goes to its own branch (Java
-    # asserts branches 0, 1, 2, though other and sameOther are both fixed(6))
+    # testFromConnectFixedUnion: each member keeps its fixed type. A value goes to the first branch of its size
+    # (Java asserts branches 0, 1, 2: its values carry their fixed schema; fastavro's do not)
     avro = from_connect(FIXED_UNION_CONNECT)
     assert [(m["type"], m["name"], m["size"]) for m in avro] == \
         [("fixed", "sample", 4), ("fixed", "other", 6), ("fixed", "sameOther", 6)]
     parsed = fastavro_schema(avro)
-    for index, (member, payload) in enumerate([("sample", b"foob"), ("other", b"foobar"), ("sameOther", b"foobar")]):
+    for index, (member, payload) in zip([0, 1, 1], [("sample", b"foob"), ("other", b"foobar"),
+                                                    ("sameOther", b"foobar")], strict=True):
         out = io.BytesIO()
         datum = avro_data().from_connect_data(FIXED_UNION_CONNECT, Struct(FIXED_UNION_CONNECT).put(member, payload))
         fastavro.schemaless_writer(out, parsed, datum)
@@ -379,12 +414,14 @@ def test_enum_string_union() -> None:
     assert [f.name for f in union.fields] == ["string", "com.connect.avro.UserType"]
     members = from_connect(schema, **config)["fields"][0]["type"]
     assert members[:2] == ["null", "string"] and members[2]["type"] == "enum"
+    # Written, a symbol goes to the first branch that takes it, the string (Java's AvroData picks the enum:
+    # fastavro's validator cannot take a branch name for an enum inside an enclosing union)
     for member in ("string", "com.connect.avro.UserType"):
         value = Struct(schema).put("userType", Struct(union).put(member, "ANONYMOUS"))
         datum = avro_data(**config).from_connect_data(schema, value)
         out = io.BytesIO()
-        fastavro.schemaless_writer(out, fastavro.parse_schema(from_connect(schema, **config)), datum)
-        assert out.getvalue()[0] == (2 if member == "string" else 4)  # union index 1 or 2, zigzag-encoded
+        fastavro.schemaless_writer(out, fastavro_schema(from_connect(schema, **config)), datum)
+        assert out.getvalue()[0] == 2  # union index 1, zigzag-encoded
 
 
 # ------------------------------------------------------------------------------------------ unions
@@ -410,6 +447,23 @@ def test_to_connect_union(enhanced: bool) -> None:
     assert read_avro(avro, 12, enhanced_avro_schema_support=enhanced) == (schema, Struct(schema).put("int", 12))
     assert read_avro(avro, "teststring", enhanced_avro_schema_support=enhanced) == \
         (schema, Struct(schema).put("string", "teststring"))
+
+
+def test_union_of_records_inside_an_optional_struct() -> None:
+    # Records of one shape in a union are told apart by name, also where fastavro resolves an enclosing union
+    _, test1, test2 = union_records()
+    union = SchemaBuilder.struct().name(UNION).optional().field("Test1", test1).field("Test2", test2) \
+        .field("string", OPTIONAL_STRING_SCHEMA).build()
+    holder = SchemaBuilder.struct().name("Holder").optional().field("u", union).build()
+    outer = SchemaBuilder.struct().name("Outer").field("h", holder).build()
+    avro = from_connect(outer)
+    parsed = fastavro_schema(avro)
+    for index, member in enumerate(["Test1", "Test2"]):
+        value = Struct(outer).put("h", Struct(holder).put("u", Struct(union).put(member, Struct(union.field(
+            member).schema).put("test", 12))))
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, parsed, avro_data().from_connect_data(outer, value))
+        assert out.getvalue()[:2] == bytes([2, 2 * (index + 1)])  # h: branch 1; u: branch 1 or 2 (after null)
 
 
 def test_to_connect_union_record_conflict() -> None:
@@ -666,6 +720,31 @@ def test_from_connect_optional_and_non_optional_struct() -> None:
     assert through_fastavro(outer, value) == (outer, value)
 
 
+def test_repeated_type_without_namespace_inside_a_namespace() -> None:
+    # Avro's Java toString() writes the second Address by its bare name, which inside namespace com.acme
+    # names com.acme.Address: Java's parser then falls back to the Address without namespace, as we read it
+    address = SchemaBuilder.struct().name("Address").field("city", STRING_SCHEMA).build()
+    order = SchemaBuilder.struct().name("com.acme.Order").field("home", address).field("work", address).build()
+    expected = record("Order", [
+        field("home", record("Address", [field("city", "string")], "", **{"connect.name": "Address"})),
+        field("work", "Address"),
+    ], "com.acme", **{"connect.name": "com.acme.Order"})
+    assert from_connect(order) == expected
+    assert to_connect(expected) == order
+    value = Struct(order).put("home", Struct(address).put("city", "a")).put("work", Struct(address).put("city", "b"))
+    assert through_fastavro(order, value) == (order, value)
+
+
+def test_record_without_namespace_in_a_namespace_under_a_map() -> None:
+    # fastavro parses a schema that is not a record again for each datum, and would then take Address (namespace
+    # "") for a second com.acme.Address
+    inner = SchemaBuilder.struct().name("Address").field("x", INT32_SCHEMA).build()
+    outer = SchemaBuilder.struct().name("com.acme.Address").field("b", inner).build()
+    schema = SchemaBuilder.map(STRING_SCHEMA, outer).build()
+    value = {"k": Struct(outer).put("b", Struct(inner).put("x", 1))}
+    assert through_fastavro(schema, value) == (schema, value)
+
+
 def test_from_connect_structs_with_null_name() -> None:
     # Unnamed records are ConnectDefault, ConnectDefault2, ... in the order they are met
     inner = SchemaBuilder.struct().field("value", INT64_SCHEMA).optional().build()
@@ -693,9 +772,12 @@ def test_from_connect_optional_with_invalid_default() -> None:
     schema = SchemaBuilder.struct().field("array", SchemaBuilder.array(OPTIONAL_STRING_SCHEMA)
                                           .default_value(["a", "b", "c"]).build()).build()
     array = {"type": "array", "items": ["null", "string"], "connect.default": ["a", "b", "c"]}
-    assert from_connect(schema) == record("ConnectDefault", [field("array", array, default=["a", "b", "c"])], NS)
+    avro = record("ConnectDefault", [field("array", array, default=["a", "b", "c"])], NS)
+    assert from_connect(schema) == avro
+    # Read back as Java's AvroData reads it: Avro takes a union's default from its first member (null here)
+    assert to_connect(avro).field("array").schema.default_value == [None, None, None]
     value = Struct(schema).put("array", ["a", None, "c"])
-    assert through_fastavro(schema, value) == (schema, value)
+    assert avro_data().from_connect_data(schema, value) == {"array": ["a", None, "c"]}
 
 
 def test_from_connect_optional_anonymous_struct() -> None:
