@@ -91,7 +91,7 @@ class Schema:
     Type = SchemaType
 
     __slots__ = ("type", "optional", "default_value", "name", "version", "doc", "parameters",
-                 "_fields", "_by_name", "key_schema", "value_schema")
+                 "_fields", "_by_name", "key_schema", "value_schema", "_hash")
 
     def __init__(self, type: SchemaType, optional: bool = False, default_value: Any = None,
                  name: str | None = None, version: int | None = None, doc: str | None = None,
@@ -108,6 +108,15 @@ class Schema:
         self._by_name = {f.name: f for f in self._fields or ()}
         self.key_schema = key_schema
         self.value_schema = value_schema
+        self._hash: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:  # the hash of strings differs between processes: not pickled
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_hash"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._hash = None
 
     @property
     def fields(self) -> list[Field]:
@@ -127,8 +136,10 @@ class Schema:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schema) and self._key() == other._key()
 
-    def __hash__(self) -> int:
-        return hash((self.type, self.optional, self.name, self.version, self._fields))
+    def __hash__(self) -> int:  # computed once: schemas are immutable, and cache keys are hashed per record
+        if self._hash is None:
+            self._hash = hash((self.type, self.optional, self.name, self.version, self._fields))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Schema{{{self.name}:{self.type}}}" if self.name else f"Schema{{{self.type}}}"

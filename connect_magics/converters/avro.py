@@ -82,6 +82,7 @@ class AvroConverter(Converter):
             discard_type_doc_default=config.get("discard.type.doc.default")))
         self._writers = LRUCache(config.get("schemas.cache.config"))  # Connect schema -> (text, parsed, write)
         self._readers: dict[int, tuple[Any, Schema, Any]] = {}  # schema id -> (parsed, Connect schema, read)
+        self._last: tuple[Schema | None, str, bytes, Any, Any] | None = None  # the last (schema, topic) written
 
     # -------------------------------------------------------------------------------- Connect -> bytes
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
@@ -89,15 +90,21 @@ class AvroConverter(Converter):
         if value is None:
             return None
         try:
-            text, parsed, write, record_name = self._writer(schema)
-            subject = self.registry.subject(topic, self.is_key, record_name)
-            if self.registry.use_latest:
-                schema_id, latest = self.registry.latest(subject)
-                parsed = _parse(latest.schema_str)
+            last = self._last
+            if last is not None and schema is last[0] and topic is last[1]:  # the same schema mostly repeats
+                _, _, header, parsed, write = last
             else:
-                schema_id = self.registry.id_for(subject, text)
+                text, parsed, write, record_name = self._writer(schema)
+                subject = self.registry.subject(topic, self.is_key, record_name)
+                if self.registry.use_latest:
+                    schema_id, latest = self.registry.latest(subject)
+                    parsed = _parse(latest.schema_str)
+                else:
+                    schema_id = self.registry.id_for(subject, text)
+                    self._last = (schema, topic, wire_header(schema_id), parsed, write)
+                header = wire_header(schema_id)
             out = io.BytesIO()
-            out.write(wire_header(schema_id))
+            out.write(header)
             fastavro.schemaless_writer(out, parsed, write(value))
             return out.getvalue()
         except ConfigException:
@@ -115,7 +122,7 @@ class AvroConverter(Converter):
             record_name = None
             if isinstance(avro, dict) and avro.get("type") == "record":
                 record_name = f"{avro['namespace']}.{avro['name']}" if avro.get("namespace") else avro["name"]
-            cached = (text, _parse(avro), lambda v, s=schema: self.data.from_connect_data(s, v), record_name)
+            cached = (text, _parse(avro), self.data.writer(schema), record_name)
             self._writers.put(schema, cached)
         return cached
 
@@ -173,7 +180,7 @@ class AvroConverter(Converter):
         return entry
 
     def __getstate__(self) -> dict[str, Any]:  # converters travel to Spark executors pickled
-        return {**self.__dict__, "_writers": LRUCache(self._writers.max_size), "_readers": {}}
+        return {**self.__dict__, "_writers": LRUCache(self._writers.max_size), "_readers": {}, "_last": None}
 
 
 def _avro_json(text: str) -> Any:

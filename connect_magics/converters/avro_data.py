@@ -140,9 +140,18 @@ class AvroData:
     def from_connect_data(self, schema: Schema, value: Any) -> Any:
         """The fastavro datum of a Connect value of ``schema`` (checked against it, as Java's casts do: a
         struct's fields were checked when put)."""
-        if schema is not None and schema.type is not SchemaType.STRUCT:
+        return self.writer(schema)(value)
+
+    def writer(self, schema: Schema) -> Callable[[Any], Any]:
+        """:meth:`from_connect_data` for values of one ``schema``, made once (for a converter to keep)."""
+        write = _writer(schema, self.config)
+        if schema is None or schema.type is SchemaType.STRUCT:
+            return write
+
+        def checked(value: Any) -> Any:
             validate_value(schema, value)
-        return _writer(schema, self.config)(value)
+            return write(value)
+        return checked
 
     # ------------------------------------------------------------------------------- Avro -> Connect
     def to_connect_schema(self, avro: Any, version: int | None = None) -> Schema:
