@@ -124,6 +124,22 @@ class AvroData:
         self.config = config or AvroDataConfig()
         self._avro_schemas = LRUCache(self.config.schemas_cache_size)  # Connect schema -> Avro schema
         self._connect_schemas = LRUCache(self.config.schemas_cache_size)  # (Avro text, version) -> Connect schema
+        # id(schema) -> (schema, its value writer / reader): callers pass the same schema object again and
+        # again, and hashing a Connect schema walks all of it
+        self._writers: dict[int, tuple[Schema, Callable[[Any], Any]]] = {}
+        self._readers: dict[int, tuple[Schema, Callable[[Any], Any]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:  # converters travel to Spark executors pickled
+        return {**self.__dict__, "_writers": {}, "_readers": {}}
+
+    def _function(self, functions: dict[int, tuple[Schema, Callable[[Any], Any]]], schema: Schema,
+                  make: Callable[[Schema, AvroDataConfig], Callable[[Any], Any]]) -> Callable[[Any], Any]:
+        entry = functions.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            if len(functions) >= self.config.schemas_cache_size:
+                functions.clear()
+            entry = functions[id(schema)] = (schema, make(schema, self.config))
+        return entry[1]
 
     # ------------------------------------------------------------------------------- Connect -> Avro
     def from_connect_schema(self, schema: Schema) -> Any:
@@ -140,9 +156,10 @@ class AvroData:
     def from_connect_data(self, schema: Schema, value: Any) -> Any:
         """The fastavro datum of a Connect value of ``schema`` (checked against it, as Java's casts do: a
         struct's fields were checked when put)."""
+        write = self._function(self._writers, schema, _writer)
         if schema is not None and schema.type is not SchemaType.STRUCT:
             validate_value(schema, value)
-        return _writer(schema, self.config)(value)
+        return write(value)
 
     # ------------------------------------------------------------------------------- Avro -> Connect
     def to_connect_schema(self, avro: Any, version: int | None = None) -> Schema:
@@ -162,7 +179,7 @@ class AvroData:
 
     def to_connect_data(self, schema: Schema, datum: Any) -> Any:
         """The Connect value of a fastavro datum read by the Avro schema ``schema`` was made from."""
-        return reader(schema, self.config)(datum)
+        return self._function(self._readers, schema, reader)(datum)
 
     def reader(self, schema: Schema) -> Callable[[Any], Any]:
         """A function from fastavro datums to Connect values of ``schema``, for this mapping's settings."""
