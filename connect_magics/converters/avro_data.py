@@ -89,6 +89,7 @@ class AvroDataConfig:
     allow_optional_map_keys: bool = False
     flatten_singleton_unions: bool = True
     discard_type_doc_default: bool = False
+    ignore_default_for_nullables: bool = False  # values: a null field is written null, not as its default
 
 
 def scrub_name(name: str) -> str:
@@ -1026,17 +1027,21 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
             inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
     elif _is_union(schema):
         members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
+        ignore_defaults = config.ignore_default_for_nullables
 
         def inner(v: Struct) -> Any:
             for f, write, branch in members:
-                member = v.get(f)
+                member = v.get_without_default(f) if ignore_defaults else v.get(f)
                 if member is not None:
                     return write(member) if branch is None else (branch, write(member))
             return None
     elif t is SchemaType.STRUCT:
-        fields = [(name, f.index, _writer(f.schema, config), f.schema.default_value)
-                  for name, f in zip(_field_names(schema, config), schema.fields, strict=True)]
-        required = [(f.index, f.name) for f in schema.fields if not f.schema.optional and f.schema.default_value is None]
+        # ignore.default.for.nullables: no field's default stands in for its null (Java's getWithoutDefault)
+        defaults = [None if config.ignore_default_for_nullables else f.schema.default_value for f in schema.fields]
+        fields = [(name, f.index, _writer(f.schema, config), default)
+                  for name, f, default in zip(_field_names(schema, config), schema.fields, defaults, strict=True)]
+        required = [(f.index, f.name) for f, default in zip(schema.fields, defaults, strict=True)
+                    if not f.schema.optional and default is None]
 
         def inner(v: Struct) -> Any:
             if not isinstance(v, Struct):

@@ -950,10 +950,29 @@ def test_from_connect_logical_decimal_scale_greater_than_precision() -> None:
 
 
 def test_from_connect_logical_decimal_fixed_too_small_for_unscaled_value() -> None:
-    # testFromConnectLogicalDecimalFixedTooSmallForUnscaledValueThrows (here through the legacy encoding)
-    schema = Decimal.builder(0).parameter(PRECISION, "-1").parameter(FIXED_SIZE, "2").build()
+    # testFromConnectLogicalDecimalFixedTooSmallForUnscaledValueThrows / ...NonDecimalFixedDoesNotPadShortValue:
+    # a value that does not fit its fixed size fails loudly (fastavro's ValueError; the converter's DataException)
+    schema = SchemaBuilder.struct().name("row").field("amount", Decimal.builder(0).parameter(PRECISION, "4")
+                                                      .parameter(FIXED_SIZE, "2").build()).build()
+    with pytest.raises(ValueError, match="precision"):
+        through_fastavro(schema, Struct(schema).put("amount", decimal.Decimal(100000)))
+    fixed = SchemaBuilder.struct().name("row").field("id", SchemaBuilder.bytes().name("myFixed")
+                                                     .parameter(FIXED_SIZE, "16").build()).build()
+    with pytest.raises(ValueError, match="does not match schema size"):
+        through_fastavro(fixed, Struct(fixed).put("id", b"\x01\x02\x03\x04"))
+    legacy = Decimal.builder(7).parameter(PRECISION, "5").parameter(FIXED_SIZE, "2").build()
     with pytest.raises(DataException, match="greater than fixed size 2"):
-        avro_data().from_connect_data(schema, decimal.Decimal(100000))
+        avro_data().from_connect_data(legacy, decimal.Decimal("0.0100000"))
+
+
+def test_from_connect_struct_ignore_default_for_nullables() -> None:
+    # testFromConnectStructIgnoreDefaultForNullables: an unset optional field is written null, not its default
+    schema = SchemaBuilder.struct().name("Record").field("int32", INT32_SCHEMA) \
+        .field("string", SchemaBuilder.string().optional().default_value("default-string").build()).build()
+    value = Struct(schema).put("int32", 12)
+    assert avro_data().from_connect_data(schema, value) == {"int32": 12, "string": "default-string"}
+    assert avro_data(ignore_default_for_nullables=True).from_connect_data(schema, value) == \
+        {"int32": 12, "string": None}
 
 
 @pytest.mark.parametrize(("avro", "scale", "params"), [
