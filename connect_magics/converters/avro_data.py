@@ -330,6 +330,10 @@ class _FromConnect:
         elif _is_union(schema):
             members = ["null"] if schema.optional else []
             members += [self.convert(_required(f.schema), True) for f in schema.fields]
+            names = [m if isinstance(m, str) else m.full_name() if isinstance(m, _Named) else m["type"] for m in members]
+            duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
+            if duplicate is not None:  # as Avro's Schema.createUnion refuses it
+                raise DataException(f"Duplicate in union: {duplicate}")
             return members
         elif schema.optional:
             base = ["null", self.convert(_required(schema), False)]

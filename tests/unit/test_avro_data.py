@@ -466,6 +466,14 @@ def test_union_of_records_inside_an_optional_struct() -> None:
         assert out.getvalue()[:2] == bytes([2, 2 * (index + 1)])  # h: branch 1; u: branch 1 or 2 (after null)
 
 
+def test_from_connect_union_with_two_members_of_one_avro_type() -> None:
+    # EnumStringUnion.avsc read without enhanced.avro.schema.support: its enum is a second string, and Avro
+    # refuses a union of two strings (so does Java's AvroData, through Avro)
+    schema = to_connect(user_type_union("null", "string", USER_TYPE))
+    with pytest.raises(DataException, match="Duplicate in union: string"):
+        from_connect(schema)
+
+
 def test_to_connect_union_record_conflict() -> None:
     # testToConnectUnionRecordConflict / ...WithEnhanced: two records of one short name
     avro = [record("Test1", [field("test", "int")]), record("Test1", [field("test", "int")], "io.confluent")]
