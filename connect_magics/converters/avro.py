@@ -28,7 +28,7 @@ from connect_magics.api.converters import (
 from connect_magics.api.data import LRUCache, Schema
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers
-from connect_magics.converters.avro_data import AvroData, AvroDataConfig, reader
+from connect_magics.converters.avro_data import AvroData, AvroDataConfig, fastavro_schema
 from connect_magics.converters.schema_registry import (
     Registry,
     define_registry_settings,
@@ -55,7 +55,9 @@ def avro_converter_config_def() -> ConfigDef:
             .define("flatten.singleton.unions", Type.BOOLEAN, True, None, Importance.LOW,
                     "Read a union of one type as that type.")
             .define("discard.type.doc.default", Type.BOOLEAN, False, None, Importance.LOW,
-                    "Use Connect docs and defaults instead of Avro's."))
+                    "Use Connect docs and defaults instead of Avro's.")
+            .define("ignore.default.for.nullables", Type.BOOLEAN, False, None, Importance.LOW,
+                    "Read a missing nullable field as null, not as its default."))
 
 
 class AvroConverter(Converter):
@@ -79,7 +81,8 @@ class AvroConverter(Converter):
             schemas_cache_size=config.get("schemas.cache.config"),
             allow_optional_map_keys=config.get("allow.optional.map.keys"),
             flatten_singleton_unions=config.get("flatten.singleton.unions"),
-            discard_type_doc_default=config.get("discard.type.doc.default")))
+            discard_type_doc_default=config.get("discard.type.doc.default"),
+            ignore_default_for_nullables=config.get("ignore.default.for.nullables")))
         self._writers = LRUCache(config.get("schemas.cache.config"))  # Connect schema -> (text, parsed, write)
         self._readers: dict[int, tuple[Any, Schema, Any]] = {}  # schema id -> (parsed, Connect schema, read)
         self._last: tuple[Schema | None, str, bytes, Any, Any] | None = None  # the last (schema, topic) written
@@ -98,7 +101,7 @@ class AvroConverter(Converter):
                 subject = self.registry.subject(topic, self.is_key, record_name)
                 if self.registry.use_latest:
                     schema_id, latest = self.registry.latest(subject)
-                    parsed = _parse(latest.schema_str)
+                    parsed = fastavro_schema(_avro_json(latest.schema_str))
                 else:
                     schema_id = self.registry.id_for(subject, text)
                     self._last = (schema, topic, wire_header(schema_id), parsed, write)
@@ -122,7 +125,7 @@ class AvroConverter(Converter):
             record_name = None
             if isinstance(avro, dict) and avro.get("type") == "record":
                 record_name = f"{avro['namespace']}.{avro['name']}" if avro.get("namespace") else avro["name"]
-            cached = (text, _parse(avro), self.data.writer(schema), record_name)
+            cached = (text, fastavro_schema(avro), self.data.writer(schema), record_name)
             self._writers.put(schema, cached)
         return cached
 
@@ -175,7 +178,7 @@ class AvroConverter(Converter):
         except DataException:
             version = None
         schema = self.data.to_connect_schema(json.dumps(avro), version)
-        entry = (_parse(avro), schema, reader(schema))
+        entry = (fastavro_schema(avro), schema, self.data.reader(schema))
         self._readers[schema_id] = entry
         return entry
 
@@ -190,7 +193,4 @@ def _avro_json(text: str) -> Any:
     except json.JSONDecodeError:
         return text.strip()
 
-
-def _parse(avro: Any) -> Any:
-    return fastavro.parse_schema(_avro_json(avro) if isinstance(avro, str) else avro)
 

@@ -89,6 +89,7 @@ class AvroDataConfig:
     allow_optional_map_keys: bool = False
     flatten_singleton_unions: bool = True
     discard_type_doc_default: bool = False
+    ignore_default_for_nullables: bool = False  # values: a null field is written null, not as its default
 
 
 def scrub_name(name: str) -> str:
@@ -124,6 +125,22 @@ class AvroData:
         self.config = config or AvroDataConfig()
         self._avro_schemas = LRUCache(self.config.schemas_cache_size)  # Connect schema -> Avro schema
         self._connect_schemas = LRUCache(self.config.schemas_cache_size)  # (Avro text, version) -> Connect schema
+        # id(schema) -> (schema, its value writer / reader): callers pass the same schema object again and
+        # again, and hashing a Connect schema walks all of it
+        self._writers: dict[int, tuple[Schema, Callable[[Any], Any]]] = {}
+        self._readers: dict[int, tuple[Schema, Callable[[Any], Any]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:  # converters travel to Spark executors pickled
+        return {**self.__dict__, "_writers": {}, "_readers": {}}
+
+    def _function(self, functions: dict[int, tuple[Schema, Callable[[Any], Any]]], schema: Schema,
+                  make: Callable[[Schema, AvroDataConfig], Callable[[Any], Any]]) -> Callable[[Any], Any]:
+        entry = functions.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            if len(functions) >= self.config.schemas_cache_size:
+                functions.clear()
+            entry = functions[id(schema)] = (schema, make(schema, self.config))
+        return entry[1]
 
     # ------------------------------------------------------------------------------- Connect -> Avro
     def from_connect_schema(self, schema: Schema) -> Any:
@@ -144,7 +161,7 @@ class AvroData:
 
     def writer(self, schema: Schema) -> Callable[[Any], Any]:
         """:meth:`from_connect_data` for values of one ``schema``, made once (for a converter to keep)."""
-        write = _writer(schema, self.config)
+        write = self._function(self._writers, schema, _writer)
         if schema is None or schema.type is SchemaType.STRUCT:
             return write
 
@@ -171,7 +188,7 @@ class AvroData:
 
     def to_connect_data(self, schema: Schema, datum: Any) -> Any:
         """The Connect value of a fastavro datum read by the Avro schema ``schema`` was made from."""
-        return reader(schema, self.config)(datum)
+        return self._function(self._readers, schema, reader)(datum)
 
     def reader(self, schema: Schema) -> Callable[[Any], Any]:
         """A function from fastavro datums to Connect values of ``schema``, for this mapping's settings."""
@@ -321,6 +338,10 @@ class _FromConnect:
         elif _is_union(schema):
             members = ["null"] if schema.optional else []
             members += [self.convert(_required(f.schema), True) for f in schema.fields]
+            names = [m if isinstance(m, str) else m.full_name() if isinstance(m, _Named) else m["type"] for m in members]
+            duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
+            if duplicate is not None:  # as Avro's Schema.createUnion refuses it
+                raise DataException(f"Duplicate in union: {duplicate}")
             return members
         elif schema.optional:
             base = ["null", self.convert(_required(schema), False)]
@@ -1018,17 +1039,21 @@ def _make_writer(schema: Schema, config: AvroDataConfig) -> Callable[[Any], Any]
             inner = lambda v: [{"key": key(k), "value": value(x)} for k, x in v.items()]  # noqa: E731
     elif _is_union(schema):
         members = [(f, _writer(f.schema, config), _union_branch(f.schema, config)) for f in schema.fields]
+        ignore_defaults = config.ignore_default_for_nullables
 
         def inner(v: Struct) -> Any:
             for f, write, branch in members:
-                member = v.get(f)
+                member = v.get_without_default(f) if ignore_defaults else v.get(f)
                 if member is not None:
                     return write(member) if branch is None else (branch, write(member))
             return None
     elif t is SchemaType.STRUCT:
-        fields = [(name, f.index, _writer(f.schema, config), f.schema.default_value)
-                  for name, f in zip(_field_names(schema, config), schema.fields, strict=True)]
-        required = [(f.index, f.name) for f in schema.fields if not f.schema.optional and f.schema.default_value is None]
+        # ignore.default.for.nullables: no field's default stands in for its null (Java's getWithoutDefault)
+        defaults = [None if config.ignore_default_for_nullables else f.schema.default_value for f in schema.fields]
+        fields = [(name, f.index, _writer(f.schema, config), default)
+                  for name, f, default in zip(_field_names(schema, config), schema.fields, defaults, strict=True)]
+        required = [(f.index, f.name) for f, default in zip(schema.fields, defaults, strict=True)
+                    if not f.schema.optional and default is None]
 
         def inner(v: Struct) -> Any:
             if not isinstance(v, Struct):

@@ -5,6 +5,8 @@ Avro's Java ``Schema.toString()`` writes it), and where the Java test checks the
 schema read back. Values go through fastavro with the Avro schema we produce. Test names follow the Java
 test they mirror (``testFromConnectComplex`` -> ``test_from_connect_complex``); the Java source is
 io/confluent/connect/avro/AvroDataTest.java and AdditionalAvroDataTest.java in confluentinc/schema-registry.
+The other cases (repeated types without namespace, maps of maps, unions of two strings, ...) are behaviours a
+differential run against Confluent's AvroData itself found, stated the same way.
 """
 
 from __future__ import annotations
@@ -464,6 +466,14 @@ def test_union_of_records_inside_an_optional_struct() -> None:
         out = io.BytesIO()
         fastavro.schemaless_writer(out, parsed, avro_data().from_connect_data(outer, value))
         assert out.getvalue()[:2] == bytes([2, 2 * (index + 1)])  # h: branch 1; u: branch 1 or 2 (after null)
+
+
+def test_from_connect_union_with_two_members_of_one_avro_type() -> None:
+    # EnumStringUnion.avsc read without enhanced.avro.schema.support: its enum is a second string, and Avro
+    # refuses a union of two strings (so does Java's AvroData, through Avro)
+    schema = to_connect(user_type_union("null", "string", USER_TYPE))
+    with pytest.raises(DataException, match="Duplicate in union: string"):
+        from_connect(schema)
 
 
 def test_to_connect_union_record_conflict() -> None:
@@ -950,10 +960,29 @@ def test_from_connect_logical_decimal_scale_greater_than_precision() -> None:
 
 
 def test_from_connect_logical_decimal_fixed_too_small_for_unscaled_value() -> None:
-    # testFromConnectLogicalDecimalFixedTooSmallForUnscaledValueThrows (here through the legacy encoding)
-    schema = Decimal.builder(0).parameter(PRECISION, "-1").parameter(FIXED_SIZE, "2").build()
+    # testFromConnectLogicalDecimalFixedTooSmallForUnscaledValueThrows / ...NonDecimalFixedDoesNotPadShortValue:
+    # a value that does not fit its fixed size fails loudly (fastavro's ValueError; the converter's DataException)
+    schema = SchemaBuilder.struct().name("row").field("amount", Decimal.builder(0).parameter(PRECISION, "4")
+                                                      .parameter(FIXED_SIZE, "2").build()).build()
+    with pytest.raises(ValueError, match="precision"):
+        through_fastavro(schema, Struct(schema).put("amount", decimal.Decimal(100000)))
+    fixed = SchemaBuilder.struct().name("row").field("id", SchemaBuilder.bytes().name("myFixed")
+                                                     .parameter(FIXED_SIZE, "16").build()).build()
+    with pytest.raises(ValueError, match="does not match schema size"):
+        through_fastavro(fixed, Struct(fixed).put("id", b"\x01\x02\x03\x04"))
+    legacy = Decimal.builder(7).parameter(PRECISION, "5").parameter(FIXED_SIZE, "2").build()
     with pytest.raises(DataException, match="greater than fixed size 2"):
-        avro_data().from_connect_data(schema, decimal.Decimal(100000))
+        avro_data().from_connect_data(legacy, decimal.Decimal("0.0100000"))
+
+
+def test_from_connect_struct_ignore_default_for_nullables() -> None:
+    # testFromConnectStructIgnoreDefaultForNullables: an unset optional field is written null, not its default
+    schema = SchemaBuilder.struct().name("Record").field("int32", INT32_SCHEMA) \
+        .field("string", SchemaBuilder.string().optional().default_value("default-string").build()).build()
+    value = Struct(schema).put("int32", 12)
+    assert avro_data().from_connect_data(schema, value) == {"int32": 12, "string": "default-string"}
+    assert avro_data(ignore_default_for_nullables=True).from_connect_data(schema, value) == \
+        {"int32": 12, "string": None}
 
 
 @pytest.mark.parametrize(("avro", "scale", "params"), [
