@@ -29,6 +29,7 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
 from connect_magics.storage.authorization import first_line_trace
+from connect_magics.storage.client_limit import Reservation
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.status_store import StatusStore
@@ -78,6 +79,8 @@ class TaskRunner(ABC):
         self.chain = chain
         self.version = version
         self.fence = fence  # commits go through it when set: see runtime/worker/fencing.py
+        #: The Kafka clients promised to this instance in its process (runtime/worker/capacity.py), or None.
+        self.clients: Reservation | None = None
         self.errors = RecordErrorHandler(ErrorSettings.from_config(connector_config), str(task_id), self._backoff)
         self._target = target_state
         self._cond = threading.Condition()
@@ -197,6 +200,8 @@ class TaskRunner(ABC):
             # a fenced or superseded instance's successor owns the status (its RUNNING must not be overwritten)
             if not self._failed and not self._fenced and not self._superseded():
                 self._report("UNASSIGNED")
+            if self.clients is not None:  # what it never built is free for other tasks
+                self.clients.release()
             self.done.set()
             if self.on_stopped is not None:
                 self.on_stopped(self)
