@@ -33,10 +33,9 @@ EOS = {"exactly.once.source.support": "enabled"}
 @pytest.mark.parametrize(("kind", "config", "worker", "fenced", "expected"), [
     ("source", {}, {}, True, 2),                        # its producer and its fence's producer
     ("source", {}, {}, False, 1),
-    ("source", TOPIC_CREATION, {}, True, 3),            # KIP-158: an admin client too
-    ("source", TOPIC_CREATION, {"topic.creation.enable": "false"}, True, 2),
+    ("source", TOPIC_CREATION, {}, True, 2),            # KIP-158's admin client is the worker's, shared
     ("source", {}, EOS, True, 1),                       # the fence's producer writes the records too
-    ("source", TOPIC_CREATION, EOS, True, 2),
+    ("source", TOPIC_CREATION, EOS, True, 1),
     ("sink", {}, {}, True, 2),                          # its consumer and its fence's producer
     ("sink", {}, {}, False, 1),
     ("sink", {"errors.deadletterqueue.topic.name": "dlq"}, {}, True, 4),  # the DLQ's producer and admin client
@@ -115,3 +114,13 @@ def test_no_key_left_is_the_clear_error_not_confluent_kafkas_runtime_error(cls) 
     assert str(refused.value).startswith("Task lines-3 cannot start: it needs 1 more Kafka client and this process "
                                          "can build 0 more.")
     assert isinstance(refused.value.__cause__, RuntimeError)
+
+
+def test_topic_creating_sources_share_one_admin_client_per_admin_config() -> None:
+    from connect_magics.runtime.worker.task_runner import TaskServices
+
+    services = TaskServices(None, None, None)
+    config = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}
+    first = services.shared_admin(config, "Task a-0")
+    assert services.shared_admin(dict(config), "Task b-0") is first
+    assert services.shared_admin({**config, "client.id": "override"}, "Task c-0") is not first

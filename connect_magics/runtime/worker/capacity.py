@@ -18,37 +18,25 @@ import logging
 from collections.abc import Mapping
 
 from connect_magics.runtime.config.exactly_once import exactly_once_enabled
-from connect_magics.runtime.topics.creation import TopicCreation
 from connect_magics.storage import client_limit
 from connect_magics.storage.client_limit import ClientLimitError, Reservation
 
 log = logging.getLogger(__name__)
 
 
-def _truthy(value: object) -> bool:
-    return str(value).strip().lower() == "true"
-
-
 def clients_per_task(connector_type: str, connector_config: Mapping[str, str], worker_config: Mapping[str, str],
                      fenced: bool) -> int:
     """The most Kafka clients one task of this connector builds in the process that runs it.
 
-    - a source task: its producer, its fence's transactional producer when ``fenced`` (with exactly-once
-      support the fence's producer is the only one: it writes the records too), and an admin client when
-      KIP-158 topic creation is in use for the connector;
+    - a source task: its producer, and its fence's transactional producer when ``fenced`` (with exactly-once
+      support the fence's producer is the only one: it writes the records too); KIP-158 topic creation uses
+      an admin client shared by the worker's tasks (``TaskServices.shared_admin``), not one per task;
     - a sink task: its consumer, its fence's producer when ``fenced``, and the producer and admin client
       of its dead letter queue when it has one.
     """
     if connector_type == "source":
         eos = exactly_once_enabled(worker_config)
-        count = 1 if eos else 1 + int(fenced)
-        try:
-            enable = worker_config.get("topic.creation.enable", "true")
-            if TopicCreation.from_connector_config(connector_config, _truthy(enable), log.debug).enabled:
-                count += 1
-        except Exception:  # noqa: BLE001 - an invalid topic creation config fails the task itself
-            pass
-        return count
+        return 1 if eos else 1 + int(fenced)
     count = 1 + int(fenced)
     if str(connector_config.get("errors.deadletterqueue.topic.name", "")).strip():
         count += 2

@@ -342,8 +342,7 @@ class SourceTaskRunner(TaskRunner):
         log.info("The task will send records to topic '%s' for the first time. Checking whether topic exists",
                  topic)
         if self._admin is None:
-            self._admin = new_client(AdminClient, {**self.admin_config, "logger": client_logger("admin")},
-                                     f"Task {self.id}", self.clients)
+            self._admin = self.services.shared_admin(self.admin_config, f"Task {self.id}")
         if describe_topic(self._admin, topic, self.admin_config, operation="WRITE"):
             log.info("Topic '%s' already exists.", topic)
             self._known_topics.add(topic)

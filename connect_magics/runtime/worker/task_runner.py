@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from confluent_kafka.admin import AdminClient
+
 from connect_magics.api.connector import Task
 from connect_magics.api.records import ConnectRecord, Headers
 from connect_magics.runtime.config.connector_config import TransformationChain
@@ -29,9 +31,10 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
 from connect_magics.storage.authorization import first_line_trace
-from connect_magics.storage.client_limit import Reservation
+from connect_magics.storage.client_limit import Reservation, new_client
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.fence import TransactionLostError
+from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
 
@@ -59,6 +62,20 @@ class TaskServices:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The task control topic, where each fenced instance's generation is (see runtime/worker/fencing.py).
     control: TaskControlStore | None = None
+    _admins: dict[tuple, AdminClient] = field(default_factory=dict, repr=False)
+    _admins_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def shared_admin(self, config: Mapping[str, Any], what: str) -> AdminClient:
+        """One admin client per distinct admin config for all the tasks of this worker (KIP-158's topic
+        checks and creations): a Kafka client per task would take one of the process's thread-specific-data
+        keys each (runtime/worker/capacity.py). Admin clients are thread-safe."""
+        key = tuple(sorted((k, str(v)) for k, v in config.items() if k != "logger"))
+        with self._admins_lock:
+            admin = self._admins.get(key)
+            if admin is None:
+                admin = self._admins[key] = new_client(AdminClient, {**config, "logger": client_logger("admin")},
+                                                       what)
+            return admin
 
 
 class TaskRunner(ABC):
