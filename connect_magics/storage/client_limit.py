@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import os
 import sys
 import threading
@@ -146,6 +147,9 @@ def reserve(count: int, message: Callable[[int, int], str]) -> Reservation:
     global _outstanding
     with _lock:
         left = available(RESERVE, count)
+        if left is not None and left < count:
+            gc.collect()  # clients of stopped tasks that only a cycle keeps alive give their keys back
+            left = available(RESERVE, count)
         if left is not None and left < count:
             raise ClientLimitError(message(count, left))
         _outstanding += count

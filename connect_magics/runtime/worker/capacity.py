@@ -14,6 +14,7 @@ process cannot hold is FAILED before it builds anything, with a message naming t
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Mapping
 
@@ -59,6 +60,9 @@ def check_connector_fits(name: str, tasks: int, per_task: int) -> None:
     """Raise :class:`ClientLimitError` if ``tasks`` more tasks of ``per_task`` clients do not fit in this process
     (the check made before a connector is created: its ``tasks.max`` tasks must fit)."""
     left = client_limit.available(at_most=tasks * per_task)
+    if left is not None and left < tasks * per_task:
+        gc.collect()  # clients of stopped tasks that only a cycle keeps alive give their keys back
+        left = client_limit.available(at_most=tasks * per_task)
     if left is not None and left < tasks * per_task:
         fit = left // max(1, per_task)
         raise ClientLimitError(
