@@ -61,7 +61,7 @@ def test_a_runtime_refuses_the_tasks_it_cannot_hold_and_runs_those_it_accepted(b
         with pytest.raises(ConnectRestError) as refused:
             rt.create_connector("src-3", _source(tmp_path, topic, "src-3"))
         assert refused.value.status == 400
-        assert str(refused.value).startswith("Connector src-3 cannot be created: its 1 task (tasks.max) need 2 "
+        assert str(refused.value).startswith("Connector src-3 cannot be created: its 1 task (tasks.max) needs 2 "
                                              "more Kafka clients (2 each) and this runtime's process can build ")
         _assert_clear(str(refused.value))
         assert "src-3" not in rt.connectors()

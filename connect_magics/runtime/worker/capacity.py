@@ -66,8 +66,8 @@ def check_connector_fits(name: str, tasks: int, per_task: int) -> None:
     if left is not None and left < tasks * per_task:
         fit = left // max(1, per_task)
         raise ClientLimitError(
-            f"Connector {name} cannot be created: its {tasks} task{'s' if tasks != 1 else ''} (tasks.max) need "
-            f"{tasks * per_task} more Kafka clients ({per_task} each) and this runtime's process can build {left} "
+            f"Connector {name} cannot be created: its {tasks} task{'s' if tasks != 1 else ''} (tasks.max) "
+            f"need{'s' if tasks == 1 else ''} {tasks * per_task} more Kafka clients ({per_task} each) and this runtime's process can build {left} "
             f"more, enough for {fit} such task{'s' if fit != 1 else ''}. Each Kafka client (producer, consumer or "
             f"admin client) takes one of the process's {client_limit.keys_max()} thread-specific-data keys "
             f"(PTHREAD_KEYS_MAX), so one runtime with the threads executor holds only so many tasks; "
