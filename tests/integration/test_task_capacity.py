@@ -76,6 +76,12 @@ def test_a_runtime_refuses_the_tasks_it_cannot_hold_and_runs_those_it_accepted(b
         _assert_clear(trace)
         assert _running(rt, accepted)  # nothing failed at random
 
+        # A task restarted at full capacity gives its clients back first: it runs again, as do the others.
+        rt.restart_task("src-0", 0)
+        rt.restart_connector("src-1", include_tasks=True)
+        wait_until(lambda: _running(rt, accepted), 60, message="the restarted tasks RUNNING again")
+        assert [s for s, _ in _task_states(rt, "later")] == ["FAILED"]
+
 
 def test_the_real_limit_with_keys_held_elsewhere_in_the_process(bootstrap, unique, tmp_path) -> None:
     """No lowered limit: another library of the process holds all but a few keys, and the runtime admits
