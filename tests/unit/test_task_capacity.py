@@ -38,7 +38,7 @@ EOS = {"exactly.once.source.support": "enabled"}
     ("source", TOPIC_CREATION, EOS, True, 1),
     ("sink", {}, {}, True, 2),                          # its consumer and its fence's producer
     ("sink", {}, {}, False, 1),
-    ("sink", {"errors.deadletterqueue.topic.name": "dlq"}, {}, True, 4),  # the DLQ's producer and admin client
+    ("sink", {"errors.deadletterqueue.topic.name": "dlq"}, {}, True, 3),  # the DLQ's producer (admin: shared)
     ("sink", {"errors.deadletterqueue.topic.name": " "}, {}, True, 2),
 ])
 def test_clients_per_task(kind, config, worker, fenced, expected) -> None:

@@ -9,7 +9,7 @@ process cannot hold is FAILED before it builds anything, with a message naming t
 >>> clients_per_task("source", {"connector.class": "FileStreamSource"}, {}, fenced=True)
 2
 >>> clients_per_task("sink", {"errors.deadletterqueue.topic.name": "dlq"}, {}, fenced=True)
-4
+3
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ def clients_per_task(connector_type: str, connector_config: Mapping[str, str], w
     - a source task: its producer, and its fence's transactional producer when ``fenced`` (with exactly-once
       support the fence's producer is the only one: it writes the records too); KIP-158 topic creation uses
       an admin client shared by the worker's tasks (``TaskServices.shared_admin``), not one per task;
-    - a sink task: its consumer, its fence's producer when ``fenced``, and the producer and admin client
-      of its dead letter queue when it has one.
+    - a sink task: its consumer, its fence's producer when ``fenced``, and the producer of its dead letter
+      queue when it has one (whose topic is checked and created with the worker's shared admin client).
     """
     if connector_type == "source":
         eos = exactly_once_enabled(worker_config)
         return 1 if eos else 1 + int(fenced)
     count = 1 + int(fenced)
     if str(connector_config.get("errors.deadletterqueue.topic.name", "")).strip():
-        count += 2
+        count += 1
     return count
 
 

@@ -116,11 +116,15 @@ class DeadLetterQueue:
     """
 
     def __init__(self, settings: ErrorSettings, connector: str, task: int, producer_config: Mapping[str, Any],
-                 admin_config: Mapping[str, Any], clients: Reservation | None = None) -> None:
+                 admin_config: Mapping[str, Any], clients: Reservation | None = None,
+                 admin: AdminClient | None = None) -> None:
+        """``admin``: an admin client to check and create the topic with (the worker's shared one), else one
+        is built; ``clients``: the Kafka clients promised to the task (runtime/worker/capacity.py)."""
         self.topic, self.context_headers = settings.dlq_topic, settings.dlq_context_headers
         self.connector, self.task = connector, task
         what = f"The dead letter queue of task {connector}-{task}"
-        admin = new_client(AdminClient, {**admin_config, "logger": client_logger("admin")}, what, clients)
+        if admin is None:
+            admin = new_client(AdminClient, {**admin_config, "logger": client_logger("admin")}, what, clients)
         if self.topic not in admin.list_topics(timeout=30).topics:
             log.error("Topic %s doesn't exist. Will attempt to create topic.", self.topic)
             new = NewTopic(self.topic, 1, settings.dlq_replication_factor)

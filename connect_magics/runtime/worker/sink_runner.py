@@ -210,8 +210,9 @@ class SinkTaskRunner(TaskRunner):
 
     def initialize(self) -> None:
         if self.errors.settings.dlq_topic:
-            self.errors.dlq = DeadLetterQueue(self.errors.settings, self.id.connector, self.id.task,
-                                              self.producer_config, self.admin_config, self.clients)
+            self.errors.dlq = DeadLetterQueue(
+                self.errors.settings, self.id.connector, self.id.task, self.producer_config, self.admin_config,
+                self.clients, admin=self.services.shared_admin(self.admin_config, f"Task {self.id}"))
         group = sink_group_id(self.id.connector, self.connector_config)
         self.consumer = new_client(Consumer, {**sink_consumer_config(self.consumer_config, group),
                                               "logger": client_logger("consumer")}, f"Task {self.id}", self.clients)
