@@ -110,3 +110,37 @@ def test_the_real_limit_with_keys_held_elsewhere_in_the_process(bootstrap, uniqu
         finally:
             for k in held:
                 delete(k)
+
+
+def test_a_restarted_runtime_restores_what_fits_and_fails_the_rest_clearly(bootstrap, unique, tmp_path,
+                                                                          monkeypatch) -> None:
+    """Connectors stored by an earlier runtime are restored, not created: the tasks that do not fit are FAILED
+    before they start, with the clear error, and the others run."""
+    topic, group = _topic(bootstrap, f"cap-restore-{unique}"), f"cap-restore-{unique}"
+    names = [f"restored-{i}" for i in range(4)]
+    gc.collect()
+    before = client_limit.os_keys_max() - client_limit.free_keys(10_000)
+    with ConnectRuntime(bootstrap, group, FAST) as rt:
+        gc.collect()
+        own = client_limit.os_keys_max() - client_limit.free_keys(10_000) - before  # the runtime's own clients
+        for name in names:
+            rt.create_connector(name, _source(tmp_path, topic, name))
+        wait_until(lambda: _running(rt, names), 60, message="the tasks RUNNING")
+    del rt  # a closed runtime's clients give their keys back when it is gone
+    gc.collect()
+    # Room for the runtime's own clients, the reserve and 5 more: two of the four tasks (give or take one
+    # client the runtime builds lazily), never all four.
+    monkeypatch.setenv(client_limit.KEYS_ENV, str(before + own + client_limit.RESERVE + 5))
+    with ConnectRuntime(bootstrap, group, FAST) as rt:
+        def settled() -> list[tuple[str, str]] | None:
+            states = [_task_states(rt, n) for n in names]
+            if all(len(s) == 1 and s[0][0] in ("RUNNING", "FAILED") for s in states):
+                return [s[0] for s in states]
+            return None
+
+        states = wait_until(settled, 60, message="every restored task RUNNING or FAILED")
+        failed = [trace for state, trace in states if state == "FAILED"]
+        assert 1 <= len(failed) <= 3 and len(failed) + sum(s == "RUNNING" for s, _ in states) == 4
+        for trace in failed:
+            assert "cannot start: it needs 2 more Kafka clients" in trace
+            _assert_clear(trace)
