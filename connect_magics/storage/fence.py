@@ -173,7 +173,7 @@ class ProducerFence:
                 asked = True
                 self._claim_now()
                 return
-            except (KafkaAccessError, ClientLimitError) as e:  # granted only by an operator: the task fails, naming it
+            except (KafkaAccessError, ClientLimitError) as e:  # an ACL to grant, no key left: the task fails, naming it
                 log.error("%s", e)
                 self._claim_error = e
                 return
