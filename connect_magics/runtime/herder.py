@@ -40,12 +40,18 @@ from connect_magics.runtime.plugins.registry import (
 )
 from connect_magics.runtime.topics.creation import check_connector_config
 from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
+from connect_magics.runtime.worker.capacity import (
+    check_connector_fits,
+    clients_per_task,
+    reserve_task_clients,
+)
 from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
 from connect_magics.runtime.worker.task_runner import TaskId, TaskServices
 from connect_magics.storage.authorization import first_line_trace
+from connect_magics.storage.client_limit import ClientLimitError
 from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
@@ -227,6 +233,21 @@ class Herder:
             raise BadRequestError(invalid_config_message(config_errors(infos)))
         return config
 
+    def _check_fits(self, name: str, config: dict[str, str]) -> None:
+        """Refuse a new connector whose ``tasks.max`` tasks this process cannot hold (their Kafka clients), with
+        the limit and the ways past it (runtime/worker/capacity.py)."""
+        if not self.executor.clients_in_process:
+            return
+        try:
+            tasks = max(1, int(config.get("tasks.max", "1")))
+        except ValueError:
+            return
+        try:
+            check_connector_fits(name, tasks, clients_per_task(self._type(config), config, self.wc,
+                                                               self.executor.fences_tasks))
+        except ClientLimitError as e:
+            raise BadRequestError(str(e)) from e
+
     def _check_connector_class(self, class_name: str | None) -> None:
         """Kafka Connect refuses a connector class that is not installed before validating anything else."""
         if not class_name:
@@ -249,6 +270,8 @@ class Herder:
             if self.configs.connector_config(name) is not None:
                 raise ConflictError(f"Connector {name} already exists")
             config = self._validated(name, config)
+            if target is not TargetState.STOPPED:
+                self._check_fits(name, config)
             self.configs.put_connector_config(name, config, target)
             self._start_connector(name)
             return self.connector_info(name)
@@ -258,6 +281,8 @@ class Herder:
         with self._lock:
             config = self._validated(name, config)
             existed = self.configs.connector_config(name) is not None
+            if not existed:
+                self._check_fits(name, config)
             if existed:
                 self._stop_connector(name)
             self.configs.put_connector_config(name, config)
@@ -497,18 +522,35 @@ class Herder:
     def _start_task(self, running: RunningConnector, index: int, task_config: dict[str, str]) -> None:
         name = running.name
         task_id, state = TaskId(name, index), self.configs.target_state(name) or TargetState.STARTED
-        spec = TaskSpec(task_id, self.configs.connector_config(name), task_config, state, running.desc.type,
+        config = self.configs.connector_config(name)
+        clients = None
+        if self.executor.clients_in_process:  # fail it before it builds anything if the process cannot hold it
+            try:
+                clients = reserve_task_clients(f"Task {task_id}", clients_per_task(
+                    running.desc.type, config, self.wc, self.executor.fences_tasks))
+            except ClientLimitError as e:
+                log.error("%s", e)
+                self.status.put_task(name, index, "FAILED", trace_of(e))
+                return
+        spec = TaskSpec(task_id, config, task_config, state, running.desc.type,
                         self.executor.reserve_generation(task_id, state), fenced=self.executor.fences_tasks)
         try:
             runner, task_plugins = build_runner(
                 spec, self.services, self.offset_stores_for(name) if running.desc.type == "source" else None,
-                running.instance.task_class() if running.instance is not None else None)
+                running.instance.task_class() if running.instance is not None else None, clients=clients)
         except Exception as e:  # noqa: BLE001
+            if clients is not None:
+                clients.release()
             log.error("Failed to start task %s", spec.task_id, exc_info=True)
             self.status.put_task(name, index, "FAILED", trace_of(e))
             return
         running.task_plugins[index] = task_plugins
-        running.tasks[index] = self.executor.start(spec, runner)
+        try:
+            running.tasks[index] = self.executor.start(spec, runner)
+        except BaseException:
+            if clients is not None:
+                clients.release()
+            raise
         self._started_tasks.setdefault(name, set()).add(index)
 
     def _report_ended(self, task_id: TaskId, state: str, trace: str | None) -> None:

@@ -25,6 +25,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from connect_magics.api.errors import ConnectException
 from connect_magics.storage.authorization import KafkaAccessError, access_error, authorization_code
+from connect_magics.storage.client_limit import ClientLimitError, Reservation, new_client
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,8 @@ class ProducerFence:
         self._claiming: threading.Thread | None = None  # a claim going on in the background
         self._closed = threading.Event()
         self._lock = threading.Lock()  # one transaction at a time
+        #: The Kafka clients promised to the holder in this process (storage/client_limit.py), or None.
+        self.reservation: Reservation | None = None
 
     @property
     def producer(self) -> Producer:
@@ -140,8 +143,9 @@ class ProducerFence:
         self._claiming.start()
 
     def _claim_now(self) -> None:
-        producer = Producer({**self._config, "transactional.id": self.transactional_id,
-                             "enable.idempotence": True, "logger": client_logger("producer")})
+        producer = new_client(Producer, {**self._config, "transactional.id": self.transactional_id,
+                                         "enable.idempotence": True, "logger": client_logger("producer")},
+                              self.what, self.reservation)
         try:
             producer.init_transactions(self.timeout)
         except KafkaException as e:  # a missing ACL is named (WRITE on the transactional id), never retried
@@ -169,7 +173,7 @@ class ProducerFence:
                 asked = True
                 self._claim_now()
                 return
-            except KafkaAccessError as e:  # granted only by an operator: the task fails, naming it
+            except (KafkaAccessError, ClientLimitError) as e:  # an ACL to grant, no key left: the task fails, naming it
                 log.error("%s", e)
                 self._claim_error = e
                 return
@@ -195,7 +199,7 @@ class ProducerFence:
             claiming.join(timeout)
             if claiming.is_alive():
                 return False
-        if isinstance(self._claim_error, KafkaAccessError):
+        if isinstance(self._claim_error, (KafkaAccessError, ClientLimitError)):
             raise self._claim_error
         if self._claim_error is not None:
             raise ConnectException(f"{self.what} could not claim transactional id {self.transactional_id}: "
@@ -206,8 +210,9 @@ class ProducerFence:
 
     def check_claim(self) -> None:
         """Raise the :class:`~connect_magics.storage.authorization.KafkaAccessError` that made a background claim
-        fail for good (a missing ACL), so that a task fails at once rather than at its first commit."""
-        if isinstance(self._claim_error, KafkaAccessError):
+        fail for good (a missing ACL), or the :class:`~connect_magics.storage.client_limit.ClientLimitError` that
+        kept it from building its producer, so that a task fails at once rather than at its first commit."""
+        if isinstance(self._claim_error, (KafkaAccessError, ClientLimitError)):
             raise self._claim_error
 
     def _await_claim(self, timeout: float | None = None) -> None:

@@ -35,6 +35,7 @@ from connect_magics.storage.authorization import (
     authorization_code,
     principal,
 )
+from connect_magics.storage.client_limit import new_client
 
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
@@ -191,18 +192,19 @@ class KafkaLog:
         self._producer_config = {**base, "enable.idempotence": True, "acks": "all", "linger.ms": 1,
                                  "partitioner": "murmur2_random", **(producer_config or {}),
                                  "logger": client_logger("producer")}
-        self._producer = Producer(self._producer_config)
+        what = f"The log of topic {topic}"  # built through new_client: a clear error past the process's limit
+        self._producer = new_client(Producer, self._producer_config, what)
         self._bulk: Producer | None = None
         self._bulk_lock = threading.Lock()
         self._bulk_errors: list[BaseException] = []
-        self._consumer = Consumer({**CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
-                                   "enable.auto.commit": False, "enable.partition.eof": False,
-                                   "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
-                                   "logger": client_logger("consumer")})
+        self._consumer = new_client(Consumer, {
+            **CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
+            "enable.auto.commit": False, "enable.partition.eof": False, "auto.offset.reset": "earliest",
+            "fetch.wait.max.ms": 50, "logger": client_logger("consumer")}, what)
         # confluent-kafka consumer calls block while another thread is inside consume(): an admin client
         # answers metadata and offset queries for the reader, the start and end offsets of every partition in
         # one request each (a consumer's watermark query is one request per partition).
-        self._admin = AdminClient({**base, "logger": client_logger("admin")})
+        self._admin = new_client(AdminClient, {**base, "logger": client_logger("admin")}, what)
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after this log's own transactions
         self._cond = threading.Condition()
@@ -421,7 +423,8 @@ class KafkaLog:
             if self._producer.flush(timeout) > 0:
                 raise TimeoutError(f"Timed out writing to {self.topic}")
             if self._bulk is None:
-                self._bulk = Producer({**self._producer_config, **BULK_PRODUCER, "on_delivery": self._bulk_failed})
+                self._bulk = new_client(Producer, {**self._producer_config, **BULK_PRODUCER,
+                                                   "on_delivery": self._bulk_failed}, f"The log of topic {self.topic}")
             producer, topic = self._bulk, self.topic
             self._bulk_errors = errors = []
             produce, poll = producer.produce, producer.poll

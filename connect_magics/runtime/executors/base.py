@@ -53,6 +53,9 @@ class Executor(ABC):
     name: str
     #: Whether tasks commit through a :class:`~connect_magics.runtime.worker.fencing.TaskFence`.
     fences_tasks: bool = False
+    #: Whether task instances build their Kafka clients in this process (then the herder admits a task only if
+    #: the process can build them: runtime/worker/capacity.py).
+    clients_in_process: bool = False
     #: The task control topic, where every fenced instance's generation is written (None: not followed).
     control: TaskControlStore | None = None
     #: Set by the herder: how the executor writes the status of a task whose instance ended by itself

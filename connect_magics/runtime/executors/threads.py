@@ -46,6 +46,7 @@ class ThreadExecutor(Executor):
     """Each task on its own daemon thread in the driver: the lowest latency, the default on a laptop."""
 
     name = "threads"
+    clients_in_process = True
 
     def __init__(self, fence_tasks: bool = False, control: TaskControlStore | None = None) -> None:
         """``control``: the task control topic (started), where each instance's generation is written before

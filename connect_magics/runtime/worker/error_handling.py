@@ -34,6 +34,7 @@ from connect_magics.storage.authorization import (
     principal,
     raise_access,
 )
+from connect_magics.storage.client_limit import Reservation, new_client
 from connect_magics.storage.kafka_log import client_logger
 
 log = logging.getLogger(__name__)
@@ -115,10 +116,15 @@ class DeadLetterQueue:
     """
 
     def __init__(self, settings: ErrorSettings, connector: str, task: int, producer_config: Mapping[str, Any],
-                 admin_config: Mapping[str, Any]) -> None:
+                 admin_config: Mapping[str, Any], clients: Reservation | None = None,
+                 admin: AdminClient | None = None) -> None:
+        """``admin``: an admin client to check and create the topic with (the worker's shared one), else one
+        is built; ``clients``: the Kafka clients promised to the task (runtime/worker/capacity.py)."""
         self.topic, self.context_headers = settings.dlq_topic, settings.dlq_context_headers
         self.connector, self.task = connector, task
-        admin = AdminClient({**admin_config, "logger": client_logger("admin")})
+        what = f"The dead letter queue of task {connector}-{task}"
+        if admin is None:
+            admin = new_client(AdminClient, {**admin_config, "logger": client_logger("admin")}, what, clients)
         if self.topic not in admin.list_topics(timeout=30).topics:
             log.error("Topic %s doesn't exist. Will attempt to create topic.", self.topic)
             new = NewTopic(self.topic, 1, settings.dlq_replication_factor)
@@ -133,7 +139,7 @@ class DeadLetterQueue:
         if missing:
             raise KafkaAuthorizationError(principal(admin_config), missing, "the sink's dead letter queue")
         self._producer_config = producer_config
-        self._producer = Producer({**producer_config, "logger": client_logger("producer")})
+        self._producer = new_client(Producer, {**producer_config, "logger": client_logger("producer")}, what, clients)
         self._failure: KafkaError | None = None
         self.produced = self.failed = 0
 

@@ -29,6 +29,7 @@ from connect_magics.runtime.worker.error_handling import (
 from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.storage.authorization import access_error
+from connect_magics.storage.client_limit import new_client
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
@@ -209,11 +210,12 @@ class SinkTaskRunner(TaskRunner):
 
     def initialize(self) -> None:
         if self.errors.settings.dlq_topic:
-            self.errors.dlq = DeadLetterQueue(self.errors.settings, self.id.connector, self.id.task,
-                                              self.producer_config, self.admin_config)
+            self.errors.dlq = DeadLetterQueue(
+                self.errors.settings, self.id.connector, self.id.task, self.producer_config, self.admin_config,
+                self.clients, admin=self.services.shared_admin(self.admin_config, f"Task {self.id}"))
         group = sink_group_id(self.id.connector, self.connector_config)
-        self.consumer = Consumer({**sink_consumer_config(self.consumer_config, group),
-                                  "logger": client_logger("consumer")})
+        self.consumer = new_client(Consumer, {**sink_consumer_config(self.consumer_config, group),
+                                              "logger": client_logger("consumer")}, f"Task {self.id}", self.clients)
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
         # librdkafka searches a "^..." subscription; Kafka Connect matches the whole topic name.

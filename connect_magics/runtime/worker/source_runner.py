@@ -24,6 +24,7 @@ from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.storage.authorization import raise_access
+from connect_magics.storage.client_limit import new_client
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
@@ -181,7 +182,8 @@ class SourceTaskRunner(TaskRunner):
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
     def initialize(self) -> None:
-        self._producer = Producer({**self.producer_config, "logger": client_logger("producer")})
+        self._producer = new_client(Producer, {**self.producer_config, "logger": client_logger("producer")},
+                                    f"Task {self.id}", self.clients)
         self.task.initialize(SourceTaskContext(self.task_config,
                                                StoreOffsetReader(self.id.connector, self.offset_stores)))
 
@@ -340,7 +342,7 @@ class SourceTaskRunner(TaskRunner):
         log.info("The task will send records to topic '%s' for the first time. Checking whether topic exists",
                  topic)
         if self._admin is None:
-            self._admin = AdminClient({**self.admin_config, "logger": client_logger("admin")})
+            self._admin = self.services.shared_admin(self.admin_config, f"Task {self.id}")
         if describe_topic(self._admin, topic, self.admin_config, operation="WRITE"):
             log.info("Topic '%s' already exists.", topic)
             self._known_topics.add(topic)

@@ -29,6 +29,7 @@ from connect_magics.runtime.worker.fencing import TaskFence, TaskOwnership
 from connect_magics.runtime.worker.sink_runner import SinkTaskRunner
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner
 from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner, TaskServices
+from connect_magics.storage.client_limit import Reservation
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.offset_store import OffsetStore
 
@@ -62,12 +63,14 @@ def connector_desc(services: TaskServices, config: dict[str, str]) -> PluginDesc
 
 
 def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[OffsetStore] | None = None,
-                 fallback_task_class: type | None = None) -> tuple[TaskRunner, TaskPlugins]:
+                 fallback_task_class: type | None = None,
+                 clients: Reservation | None = None) -> tuple[TaskRunner, TaskPlugins]:
     """The runner of ``spec`` and the plugins it was built with; raises what loading them raised.
 
     ``offset_stores`` (sources only) are the worker's store, then the connector's own if it has one;
     ``fallback_task_class`` is the task class when ``task.class`` cannot be loaded by name (a class defined
-    in a notebook), by default what a new instance of the connector names.
+    in a notebook), by default what a new instance of the connector names. ``clients``: the Kafka clients
+    promised to the instance (runtime/worker/capacity.py), taken off as it builds them and given back when it ends.
     """
     config, wc = spec.connector_config, services.worker_config
     task_config = spec.task_config
@@ -110,6 +113,9 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
         consumer_config = {**wc.client_config("consumer"), **client_overrides(config, "consumer", policy)}
         fence = TaskFence(wc["group.id"], spec.task_id, consumer_config, owner=owner) if spec.fenced else None
         runner = SinkTaskRunner(**common, consumer_config=consumer_config, fence=fence)
+    runner.clients = clients
+    if fence is not None:
+        fence.reservation = clients
     plugins = TaskPlugins(desc, python_name(task_cls), version, {k: d for k, (d, _) in converters.items()},
                           {s.alias: s.transform_desc for s in chain.stages},
                           {a: d for a, (d, _) in chain.predicates.items()})

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from confluent_kafka.admin import AdminClient
+
 from connect_magics.api.connector import Task
 from connect_magics.api.records import ConnectRecord, Headers
 from connect_magics.runtime.config.connector_config import TransformationChain
@@ -29,8 +31,10 @@ from connect_magics.runtime.worker.error_handling import (
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
 from connect_magics.storage.authorization import first_line_trace
+from connect_magics.storage.client_limit import Reservation, new_client
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.fence import TransactionLostError
+from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
 
@@ -58,6 +62,20 @@ class TaskServices:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The task control topic, where each fenced instance's generation is (see runtime/worker/fencing.py).
     control: TaskControlStore | None = None
+    _admins: dict[tuple, AdminClient] = field(default_factory=dict, repr=False)
+    _admins_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def shared_admin(self, config: Mapping[str, Any], what: str) -> AdminClient:
+        """One admin client per distinct admin config for all the tasks of this worker (KIP-158's topic
+        checks and creations): a Kafka client per task would take one of the process's thread-specific-data
+        keys each (runtime/worker/capacity.py). Admin clients are thread-safe."""
+        key = tuple(sorted((k, str(v)) for k, v in config.items() if k != "logger"))
+        with self._admins_lock:
+            admin = self._admins.get(key)
+            if admin is None:
+                admin = self._admins[key] = new_client(AdminClient, {**config, "logger": client_logger("admin")},
+                                                       what)
+            return admin
 
 
 class TaskRunner(ABC):
@@ -78,6 +96,8 @@ class TaskRunner(ABC):
         self.chain = chain
         self.version = version
         self.fence = fence  # commits go through it when set: see runtime/worker/fencing.py
+        #: The Kafka clients promised to this instance in its process (runtime/worker/capacity.py), or None.
+        self.clients: Reservation | None = None
         self.errors = RecordErrorHandler(ErrorSettings.from_config(connector_config), str(task_id), self._backoff)
         self._target = target_state
         self._cond = threading.Condition()
@@ -197,6 +217,8 @@ class TaskRunner(ABC):
             # a fenced or superseded instance's successor owns the status (its RUNNING must not be overwritten)
             if not self._failed and not self._fenced and not self._superseded():
                 self._report("UNASSIGNED")
+            if self.clients is not None:  # what it never built is free for other tasks
+                self.clients.release()
             self.done.set()
             if self.on_stopped is not None:
                 self.on_stopped(self)
