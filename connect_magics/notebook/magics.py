@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,14 @@ from traitlets import Dict, Enum, Unicode
 from connect_magics.api.config import ConfigException
 from connect_magics.api.errors import ConnectException
 from connect_magics.errors import ConnectRestError
-from connect_magics.notebook.parsing import HelpShown, parse_command, parse_config_body, peek_converter
+from connect_magics.notebook.parsing import (
+    HelpShown,
+    parse_command,
+    parse_config_body,
+    parse_many_configs,
+    peek_converter,
+    selection,
+)
 from connect_magics.notebook.tables import (
     empty_offsets_reason,
     offsets_frame,
@@ -233,23 +241,67 @@ class ConnectMagics(Magics):
     def _cmd_status(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
         return status_frame(self._rt().connector_status(args.name))
 
-    def _cmd_pause(self, args: argparse.Namespace, cell: str | None) -> None:
-        self._rt().pause_connector(args.name)
-        print(f"Connector '{args.name}' is pausing.")
+    def _many(self, args: argparse.Namespace, verb: str, done: str) -> list[str] | None:
+        """``--all`` / ``--pattern``: the bulk call ``{verb}_connectors`` and a line naming what it acted on (None
+        for a single NAME)."""
+        pattern = selection(args)
+        if pattern is None:
+            return None
+        rt = self._rt()
+        bulk = getattr(rt, f"{verb}_connectors", None)
+        if bulk is None:  # a runtime without bulk calls (a remote cluster): one call per connector
+            names = sorted(n for n in rt.connectors() if re.fullmatch(pattern, n))
+            for name in names:
+                getattr(rt, f"{verb}_connector")(name)
+        else:
+            names = bulk(pattern)
+        if isinstance(names, dict):
+            names = list(names)
+        shown = ", ".join(names[:10]) + (f", ... ({len(names) - 10} more)" if len(names) > 10 else "")
+        none = "There are no connectors" if args.all else f"No connector name matches {pattern!r}"
+        print(f"{done.capitalize()} {len(names)} connector{'s' if len(names) != 1 else ''}: {shown}" if names
+              else f"{none}: nothing to {verb}.")
+        return names
 
-    def _cmd_resume(self, args: argparse.Namespace, cell: str | None) -> None:
-        self._rt().resume_connector(args.name)
-        print(f"Connector '{args.name}' is resuming.")
+    def _cmd_pause(self, args: argparse.Namespace, cell: str | None) -> list[str] | None:
+        names = self._many(args, "pause", "paused")
+        if names is None:
+            self._rt().pause_connector(args.name)
+            print(f"Connector '{args.name}' is pausing.")
+        return names
 
-    def _cmd_stop(self, args: argparse.Namespace, cell: str | None) -> None:
-        self._rt().stop_connector(args.name)
-        print(f"Connector '{args.name}' is stopping.")
+    def _cmd_resume(self, args: argparse.Namespace, cell: str | None) -> list[str] | None:
+        names = self._many(args, "resume", "resumed")
+        if names is None:
+            self._rt().resume_connector(args.name)
+            print(f"Connector '{args.name}' is resuming.")
+        return names
 
-    def _cmd_delete(self, args: argparse.Namespace, cell: str | None) -> None:
-        self._rt().delete_connector(args.name)
-        print(f"Connector '{args.name}' deleted.")
+    def _cmd_stop(self, args: argparse.Namespace, cell: str | None) -> list[str] | None:
+        names = self._many(args, "stop", "stopped")
+        if names is None:
+            self._rt().stop_connector(args.name)
+            print(f"Connector '{args.name}' is stopping.")
+        return names
+
+    def _cmd_delete(self, args: argparse.Namespace, cell: str | None) -> list[str] | None:
+        names = self._many(args, "delete", "deleted")
+        if names is None:
+            self._rt().delete_connector(args.name)
+            print(f"Connector '{args.name}' deleted.")
+        return names
 
     def _cmd_restart(self, args: argparse.Namespace, cell: str | None) -> Any:
+        if args.name is None:
+            rt, pattern = self._rt(), selection(args)
+            if hasattr(rt, "restart_connectors"):
+                plans = rt.restart_connectors(pattern, args.include_tasks, args.only_failed)
+            else:  # a remote cluster: one call per connector
+                plans = {n: rt.restart_connector(n, args.include_tasks, args.only_failed)
+                         for n in sorted(rt.connectors()) if re.fullmatch(pattern, n)}
+            print(f"Restarted {len(plans)} connector{'s' if len(plans) != 1 else ''}"
+                  + (f": {', '.join(list(plans)[:10])}{', ...' if len(plans) > 10 else ''}" if plans else "."))
+            return plans
         plan = self._rt().restart_connector(args.name, args.include_tasks, args.only_failed)
         if plan is None:
             print(f"Connector '{args.name}' restarted.")
@@ -352,7 +404,18 @@ class ConnectMagics(Magics):
 
         return PluginVersionPicker(self._rt(), args.name)
 
-    def _cmd_create(self, args: argparse.Namespace, cell: str | None) -> dict:
+    def _cmd_create(self, args: argparse.Namespace, cell: str | None) -> dict | list[dict]:
+        if args.many:
+            configs = parse_many_configs(cell or "")
+            rt = self._rt()
+            if hasattr(rt, "create_connectors"):
+                infos = rt.create_connectors(configs, args.initial_state)
+            else:  # a remote cluster: one call per connector
+                infos = [rt.create_connector(name, config, args.initial_state) for name, config in configs.items()]
+            tasks = sum(len(info.get("tasks", [])) for info in infos)
+            print(f"Created {len(infos)} connector{'s' if len(infos) != 1 else ''} with {tasks} "
+                  f"task{'s' if tasks != 1 else ''}.")
+            return infos
         config = parse_config_body(cell or "", args.name)
         info = self._rt().create_connector(args.name, config, args.initial_state)
         n = len(info.get("tasks", []))

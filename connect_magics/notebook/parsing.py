@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 
 __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command", "parse_config_body",
-           "parse_properties", "peek_converter"]
+           "parse_many_configs", "parse_properties", "peek_converter", "selection"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
                  "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "dashboard",
@@ -73,9 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "(credentials: $CONNECT_REST_TOKEN, or $CONNECT_REST_USER and $CONNECT_REST_PASSWORD)")
     add("list", "connectors with their states (a DataFrame)", output=True)
     add("status", "a connector's and its tasks' states (a DataFrame)", named=True, output=True)
+    def many(sp: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+        """NAME, or --all / --pattern REGEX for many connectors at once."""
+        sp.add_argument("name", metavar="NAME", nargs="?", help="the connector's name")
+        sp.add_argument("--all", action="store_true", help=f"{verb} every connector")
+        sp.add_argument("--pattern", metavar="REGEX", help=f"{verb} every connector whose whole name matches this "
+                        "Python regular expression")
+        sp.add_argument("-o", "--output", metavar="VAR", help="also store the names acted on in variable VAR")
+        return sp
+
     for verb in ("pause", "resume", "stop", "delete"):
-        add(verb, f"{verb} a connector", named=True)
-    r = add("restart", "restart a connector (and optionally its tasks)", named=True)
+        many(add(verb, f"{verb} a connector, or many (--all, --pattern)"), verb)
+    r = many(add("restart", "restart a connector (and optionally its tasks), or many (--all, --pattern)"), "restart")
     r.add_argument("--include-tasks", action="store_true", help="restart the tasks too")
     r.add_argument("--only-failed", action="store_true", help="restart only failed instances")
     o = add("offsets", "a connector's offsets (a DataFrame; --edit: an OffsetsEditor widget)", named=True,
@@ -121,7 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("versions", "a PluginVersionPicker widget: choose the connector's plugin versions with a Maven range",
         named=True, output=True)
     add("close", "stop the runtime (and the embedded broker and Schema Registry, if it started them)")
-    c = add("create", "%%%%connect create NAME: create a connector from the cell's config", named=True)
+    c = add("create", "%%%%connect create NAME: create a connector from the cell's config; %%%%connect create --many: "
+            "create every connector of the cell's JSON or YAML mapping of names to configs, all or none")
+    c.add_argument("name", metavar="NAME", nargs="?", help="the connector's name (not with --many)")
+    c.add_argument("--many", action="store_true", help="the cell maps connector names to configs (JSON or YAML)")
     c.add_argument("--initial-state", metavar="STATE", choices=("RUNNING", "PAUSED", "STOPPED"),
                    type=str.upper, help="RUNNING (default), PAUSED or STOPPED")
     v = add("validate", "%%%%connect validate [NAME]: validate the cell's config and show its errors", output=True)
@@ -180,7 +192,87 @@ def parse_command(line: str, cell: str | None = None) -> argparse.Namespace:
     if cell is not None and args.command not in CELL_COMMANDS:
         raise UsageError(f"%%connect {args.command} takes no cell body: use the line magic %connect {args.command}, "
                          f"or one of the cell commands {', '.join(CELL_COMMANDS)}")
+    if args.command == "create" and args.many == (args.name is not None):
+        raise UsageError("%%connect create takes a connector NAME, or --many (the cell then names the connectors), "
+                         "not both" if args.many else "%%connect create needs a connector NAME (or --many)")
+    if hasattr(args, "pattern"):
+        given = sum((args.name is not None, args.all, args.pattern is not None))
+        if given != 1:
+            raise UsageError(f"%connect {args.command} takes one of NAME, --all or --pattern REGEX"
+                             + ("" if given else ": none was given"))
     return args
+
+
+def selection(args: argparse.Namespace) -> str | None:
+    """What a lifecycle command acts on: None for the one connector NAME, else the regular expression of
+    ``--all`` (``.*``) or ``--pattern``.
+
+    >>> selection(parse_command("stop --all")), selection(parse_command("stop --pattern 'orders-.*'"))
+    ('.*', 'orders-.*')
+    >>> selection(parse_command("stop lines")) is None
+    True
+    """
+    if args.all:
+        return ".*"
+    return args.pattern
+
+
+def parse_many_configs(body: str) -> dict[str, dict[str, str]]:
+    """The connectors of a ``%%connect create --many`` cell: a JSON or YAML mapping of names to configs (each a
+    mapping of keys to strings, numbers or booleans; a REST body ``{"name": ..., "config": {...}}`` works too),
+    or a JSON list of REST bodies.
+
+    >>> parse_many_configs('{"a": {"connector.class": "FileStreamSource", "tasks.max": 1}}')
+    {'a': {'connector.class': 'FileStreamSource', 'tasks.max': '1'}}
+    >>> parse_many_configs("b:\\n  connector.class: FileStreamSink\\n  topics: lines\\n")
+    {'b': {'connector.class': 'FileStreamSink', 'topics': 'lines'}}
+    """
+    if not body or not body.strip():
+        raise UsageError("The cell is empty: put a JSON or YAML mapping of connector names to configs in it")
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        if body.lstrip().startswith(("{", "[")):
+            raise UsageError(f"The connectors' JSON is invalid: {e.msg} at line {e.lineno} column {e.colno}") from None
+        data = _yaml(body)
+    if isinstance(data, list):
+        pairs = []
+        for i, item in enumerate(data):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise UsageError(f"Connector {i} of the list must be an object with a 'name' and its 'config'")
+            pairs.append((item["name"], item.get("config", {k: v for k, v in item.items() if k != "name"})))
+    elif isinstance(data, dict):
+        pairs = list(data.items())
+    else:
+        raise UsageError(f"The cell must map connector names to configs, not be a {type(data).__name__}")
+    if not pairs:
+        raise UsageError("The cell names no connector")
+    out: dict[str, dict[str, str]] = {}
+    for name, config in pairs:
+        name = str(name)
+        if name in out:
+            raise UsageError(f"Connector '{name}' is given twice")
+        if isinstance(config, dict) and set(config) <= {"name", "config"} and isinstance(config.get("config"), dict):
+            config = config["config"]
+        if not isinstance(config, dict):
+            raise UsageError(f"Connector '{name}': the config must be a mapping of keys to values, not "
+                             f"{type(config).__name__}")
+        try:
+            out[name] = {str(k): _json_value(str(k), v) for k, v in config.items()}
+        except UsageError as e:
+            raise UsageError(f"Connector '{name}': {e}") from None
+    return out
+
+
+def _yaml(body: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise UsageError("The cell is not JSON, and YAML needs PyYAML (pip install pyyaml)") from None
+    try:
+        return yaml.safe_load(body)
+    except yaml.YAMLError as e:
+        raise UsageError(f"The connectors' YAML is invalid: {e}") from None
 
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}

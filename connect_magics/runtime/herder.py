@@ -8,16 +8,23 @@ exactly what this one ran. Only the group's leader has a started herder (runtime
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from connect_magics.api.config import ConfigException
 from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
-from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError, NotFoundError
+from connect_magics.errors import (
+    BadRequestError,
+    ConflictError,
+    ConnectRestError,
+    NotFoundError,
+    error_for_status,
+)
 from connect_magics.runtime.config.connector_config import (
     CONNECTOR_CLASS,
     CONNECTOR_VERSION,
@@ -113,8 +120,7 @@ class Herder:
     def start(self) -> None:
         """Restore every connector from the config topic in its target state."""
         with self._lock:
-            for name in self.configs.connectors():
-                self._start_connector(name)
+            self._start_connectors(self.configs.connectors())
 
     def stop_all(self) -> None:
         """Stop every connector and task here (committing what they can), writing nothing to the config
@@ -260,12 +266,7 @@ class Herder:
                                   f"{class_name}, available connectors are: {installed}") from None
 
     def create_connector(self, name: str, config: dict[str, Any], initial_state: str | None = None) -> dict:
-        target = None
-        if initial_state is not None:
-            target = INITIAL_STATES.get(str(initial_state).upper())
-            if target is None:
-                raise BadRequestError(f"Invalid initial state {initial_state}: must be one of RUNNING, PAUSED, "
-                                      "STOPPED")
+        target = _initial_target(initial_state)
         with self._lock:
             if self.configs.connector_config(name) is not None:
                 raise ConflictError(f"Connector {name} already exists")
@@ -275,6 +276,29 @@ class Herder:
             self.configs.put_connector_config(name, config, target)
             self._start_connector(name)
             return self.connector_info(name)
+
+    def create_connectors(self, configs: Any, initial_state: str | None = None) -> list[dict]:
+        """Create many connectors at once, all or none: every config is validated first (the first refusal raises,
+        naming the connector, and nothing is written), then every connector config goes to the config topic in
+        one write (one transaction of the leader), the connectors start, and their task configs go in one more
+        write. ``configs``: ``{name: config}``, or a list of REST create bodies (``{"name", "config"}``) or of
+        configs with a ``name``. Returns each connector's info, in order."""
+        target = _initial_target(initial_state)
+        with self._lock:
+            validated: dict[str, dict[str, str]] = {}
+            for name, config in _bulk_entries(configs):
+                if name in validated:
+                    raise BadRequestError(f"Connector {name} is given more than once")
+                if self.configs.connector_config(name) is not None:
+                    raise ConflictError(f"Connector {name} already exists")
+                try:
+                    validated[name] = self._validated(name, config)
+                except ConnectRestError as e:
+                    raise error_for_status(e.status, f"Connector {name}: {e.message}") from None
+            if validated:
+                self.configs.put_connector_configs(validated, target)
+                self._start_connectors(validated)
+            return [self.connector_info(name) for name in validated]
 
     def update_connector(self, name: str, config: dict[str, Any]) -> dict:
         """PUT semantics: create the connector, or replace its config and restart it."""
@@ -316,6 +340,112 @@ class Herder:
             store = self._connector_offset_stores.pop(name, None)
             if store is not None:
                 store.stop()
+
+    def delete_connectors(self, selection: str | Iterable[str]) -> list[str]:
+        """Delete the selected connectors (see :meth:`select`): their tasks stop together, and the tombstones of
+        all of them are one write of the config topic. Returns their names."""
+        with self._lock:
+            names = self.select(selection)
+            self._stop_connectors(names)
+            if names:
+                self.configs.remove_connectors(names)
+            for name in names:
+                self.status.remove_connector(name)
+                if self.wc.bool("topic.tracking.enable"):
+                    self.status.reset_topics(name)
+                store = self._connector_offset_stores.pop(name, None)
+                if store is not None:
+                    store.stop()
+            return names
+
+    # -- many connectors at once ----------------------------------------------------------------------
+    def select(self, selection: str | Iterable[str]) -> list[str]:
+        """The connectors a bulk operation applies to, sorted: a ``str`` is a Python regular expression that
+        must match the whole name (``".*"``: every connector; none matching is no error); any other iterable
+        lists names, each of which must exist (404 naming the unknown ones, and nothing is done)."""
+        known = self.configs.connectors()
+        if isinstance(selection, (str, re.Pattern)):
+            try:
+                pattern = re.compile(selection)
+            except re.error as e:
+                raise BadRequestError(f"Invalid connector name pattern {selection!r}: {e}") from None
+            return [name for name in known if pattern.fullmatch(name)]
+        if isinstance(selection, (bytes, Mapping)) or not isinstance(selection, Iterable):
+            raise BadRequestError("Connectors must be selected by a list of names or a regular expression (a "
+                                  f"string), not {type(selection).__name__}")
+        names = list(dict.fromkeys(selection))
+        if not all(isinstance(name, str) for name in names):
+            raise BadRequestError("Connector names must be strings")
+        present = set(known)
+        missing = [name for name in names if name not in present]
+        if missing:
+            raise NotFoundError(f"Unknown connector{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+        return sorted(names)
+
+    def pause_connectors(self, selection: str | Iterable[str]) -> list[str]:
+        """:meth:`pause_connector` of every selected connector; their target states are one write."""
+        with self._lock:
+            names = self.select(selection)
+            stopped = [name for name in names if self.configs.target_state(name) is TargetState.STOPPED]
+            self.configs.put_target_states(dict.fromkeys(names, TargetState.PAUSED))
+            for name in names:
+                running = self._running.get(name)
+                if name not in stopped and running is not None and running.instance is not None:
+                    self.status.put_connector(name, "PAUSED", version=running.desc.version)
+                    for handle in running.tasks.values():
+                        handle.transition_to(TargetState.PAUSED)
+            self._stop_connectors(stopped)
+            self._start_connectors(stopped)
+            return names
+
+    def resume_connectors(self, selection: str | Iterable[str]) -> list[str]:
+        """:meth:`resume_connector` of every selected connector; their target states are one write, and the
+        task configs of those that start again another."""
+        with self._lock:
+            names = self.select(selection)
+            stopped = [name for name in names if self.configs.target_state(name) is TargetState.STOPPED]
+            self.configs.put_target_states(dict.fromkeys(names, TargetState.STARTED))
+            self._stop_connectors(stopped)
+            starting = set(stopped)
+            for name in names:
+                running = self._running.get(name)
+                if name in starting:
+                    continue
+                if running is None or running.instance is None:
+                    starting.add(name)
+                    continue
+                self.status.put_connector(name, "RUNNING", version=running.desc.version)
+                for handle in running.tasks.values():
+                    handle.transition_to(TargetState.STARTED)
+            self._start_connectors(sorted(starting))
+            return names
+
+    def stop_connectors(self, selection: str | Iterable[str]) -> list[str]:
+        """:meth:`stop_connector` of every selected connector: their tasks stop together, and their empty task
+        sets and STOPPED target states are one write."""
+        with self._lock:
+            names = self.select(selection)
+            self._stop_connectors(names)
+            if names:
+                self.configs.stop_connectors(names, target_state=True)
+            for name in names:
+                self._drop_task_statuses(name, 0)
+                self.status.put_connector(name, "STOPPED", version=self._version_of(name))
+            return names
+
+    def restart_connectors(self, selection: str | Iterable[str], include_tasks: bool = False,
+                           only_failed: bool = False) -> dict[str, dict[str, Any] | None]:
+        """:meth:`restart_connector` of every selected connector (their restart requests are one write):
+        ``{name: None or its restart plan}``."""
+        with self._lock:
+            return self._restart_connectors(self.select(selection), include_tasks, only_failed)
+
+    def _stop_connectors(self, names: Iterable[str]) -> None:
+        """:meth:`_stop_connector` of many connectors, their tasks asked to stop all at once."""
+        stopping = [running for name in names if (running := self._running.pop(name, None)) is not None]
+        self._stop_runners([handle for running in stopping for handle in running.tasks.values()])
+        for running in stopping:
+            self._stop_connector_instance(running)
 
     # -- target states ------------------------------------------------------------------------------
     def pause_connector(self, name: str) -> None:
@@ -374,16 +504,25 @@ class Herder:
         """Kafka Connect's restart: connector-only (returns None, REST 204) or a plan (REST 202)."""
         with self._lock:
             self._config(name, "Unknown connector: {c}")
-            status = self.status.connector(name)
-            if status is None:
+            return self._restart_connectors([name], include_tasks, only_failed)[name]
+
+    def _restart_connectors(self, names: list[str], include_tasks: bool, only_failed: bool
+                            ) -> dict[str, dict[str, Any] | None]:
+        statuses = {}
+        for name in names:  # every one checked before any restarts
+            statuses[name] = self.status.connector(name)
+            if statuses[name] is None:
                 raise NotFoundError(f"Status for connector {name} not found")
+        if not only_failed and not include_tasks:
+            for name in names:
+                self._restart(name, True, set())
+            return dict.fromkeys(names)
+        self.configs.put_restart_requests(names, include_tasks, only_failed)
+        plans: dict[str, dict[str, Any] | None] = {}
+        for name, status in statuses.items():
             restart_connector = not only_failed or status.state == "FAILED"
             tasks = {i: s for i, s in self.status.tasks(name).items()
                      if include_tasks and (not only_failed or s.state == "FAILED")}
-            if not only_failed and not include_tasks:
-                self._restart(name, True, set())
-                return None
-            self.configs.put_restart_request(name, include_tasks, only_failed)
             plan = self.connector_status(name)
             if restart_connector:
                 plan["connector"]["state"] = "RESTARTING"
@@ -393,7 +532,8 @@ class Herder:
                     t["state"] = "RESTARTING"
                     self.status.put_task(name, t["id"], "RESTARTING", version=tasks[t["id"]].version)
             self._restart(name, restart_connector, set(tasks))
-            return plan
+            plans[name] = plan
+        return plans
 
     def _restart(self, name: str, restart_connector: bool, tasks: set[int]) -> None:
         """Restart the connector instance (if asked) and the given tasks; other tasks keep running."""
@@ -424,10 +564,28 @@ class Herder:
     def _start_connector(self, name: str, keep_tasks: dict | None = None) -> None:
         """Start the connector per its target state, and every task not among ``keep_tasks`` (tasks
         left running by a restart); all tasks restart if the task configs changed."""
+        self._start_connectors([name], keep_tasks)
+
+    def _start_connectors(self, names: Iterable[str], keep_tasks: dict | None = None) -> None:
+        """:meth:`_start_connector` of each connector (``keep_tasks``: of a single one), with every new set of
+        task configs written in one write of the config topic, before any of their tasks starts."""
+        begun = [started for name in names if (started := self._begin_connector(name, keep_tasks)) is not None]
+        changed = {running.name: configs for running, configs in begun if configs is not None}
+        if changed:
+            self._put_task_configs(changed)
+        for running, _ in begun:
+            for i, task_config in enumerate(self.configs.task_configs(running.name)):
+                if i not in running.tasks:
+                    self._start_task(running, i, task_config)
+
+    def _begin_connector(self, name: str, keep_tasks: dict | None = None
+                         ) -> tuple[RunningConnector, list[dict[str, str]] | None] | None:
+        """Start the connector instance per its target state: None if no task is to start, else the running
+        connector and its new task configs (None if the stored ones hold; its tasks are stopped if not)."""
         config = self.configs.connector_config(name)
         target = self.configs.target_state(name) or TargetState.STARTED
         if config is None:
-            return
+            return None
         try:
             desc = self._connector_desc(config)
         except (PluginNotFoundError, ValueError) as e:  # not installed, no version in range, bad range
@@ -437,12 +595,12 @@ class Herder:
             for index in range(len(self.configs.task_configs(name))):
                 if index not in (keep_tasks or {}):
                     self.status.put_task(name, index, "FAILED", trace_of(e))
-            return
+            return None
         if target is TargetState.STOPPED:
             self._running[name] = RunningConnector(name, desc, None)
             self._drop_task_statuses(name, 0)
             self.status.put_connector(name, "STOPPED", version=desc.version)
-            return
+            return None
         running = RunningConnector(name, desc, None, dict(keep_tasks or {}))
         self._running[name] = running
         raw = config
@@ -457,12 +615,12 @@ class Herder:
             for task in range(len(self.configs.task_configs(name))):
                 if task not in running.tasks:
                     self.status.put_task(name, task, "FAILED", trace_of(e))
-            return
+            return None
         if target is TargetState.PAUSED and not self.configs.task_configs(name):
             # As Kafka Connect: only a started connector generates task configs, so a connector paused
             # with none (created PAUSED, or paused while STOPPED) has no tasks until it is resumed.
             self.status.put_connector(name, "PAUSED", version=desc.version)
-            return
+            return None
         try:
             instance = desc.cls()
             instance.initialize(_Context(self, name))
@@ -471,7 +629,7 @@ class Herder:
         except Exception as e:  # noqa: BLE001
             log.error("Connector %s failed to start", name, exc_info=True)
             self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
-            return
+            return None
         self.status.put_connector(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING",
                                   version=desc.version)
         try:
@@ -479,16 +637,14 @@ class Herder:
         except Exception as e:  # noqa: BLE001
             log.error("Connector %s failed to generate task configs", name, exc_info=True)
             self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
-            return
+            return None
         stored = self.configs.task_configs(name)
-        if task_configs != stored or name in self.configs.snapshot.inconsistent:
-            if running.tasks:
-                self._stop_runners(list(running.tasks.values()))
-                running.tasks.clear()
-            self._put_task_configs(name, task_configs)
-        for i, task_config in enumerate(self.configs.task_configs(name)):
-            if i not in running.tasks:
-                self._start_task(running, i, task_config)
+        if task_configs == stored and name not in self.configs.snapshot.inconsistent:
+            return running, None
+        if running.tasks:
+            self._stop_runners(list(running.tasks.values()))
+            running.tasks.clear()
+        return running, task_configs
 
     def _resolve(self, config: dict[str, str]) -> dict[str, str]:
         """The connector config with config providers' placeholders resolved (raises ConfigException naming the
@@ -577,15 +733,18 @@ class Herder:
             fence.claim()
             fence.close()
 
-    def _put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Write a new generation of task configs (its tasks stopped). KIP-618: tasks of the old generation that
-        the new one does not have are fenced first (the others are fenced by their successors' start)."""
-        old = len(self.configs.task_configs(name))
-        if old > len(configs) and exactly_once_enabled(self.wc) and self._type(self.configs.connector_config(name)
-                                                                               or {}) == "source":
-            self._claim_fences(name, range(len(configs), old))
-        self.configs.put_task_configs(name, configs)
-        self._drop_task_statuses(name, len(configs))
+    def _put_task_configs(self, configs: dict[str, list[dict[str, str]]]) -> None:
+        """Write a new generation of task configs of each connector (its tasks stopped), in one write. KIP-618:
+        tasks of the old generation that the new one does not have are fenced first (the others are fenced by
+        their successors' start)."""
+        for name, tasks in configs.items():
+            old = len(self.configs.task_configs(name))
+            if old > len(tasks) and exactly_once_enabled(self.wc) and self._type(self.configs.connector_config(name)
+                                                                                 or {}) == "source":
+                self._claim_fences(name, range(len(tasks), old))
+        self.configs.put_many_task_configs(configs)
+        for name, tasks in configs.items():
+            self._drop_task_statuses(name, len(tasks))
 
     def offset_stores_for(self, name: str) -> list[OffsetStore]:
         """The worker's offsets store, then the connector's own (``offsets.storage.topic``) if it has one."""
@@ -655,7 +814,7 @@ class Herder:
                 if new != self.configs.task_configs(name):
                     self._stop_runners(list(running.tasks.values()))
                     running.tasks.clear()
-                    self._put_task_configs(name, new)
+                    self._put_task_configs({name: new})
                     for i, c in enumerate(new):
                         self._start_task(running, i, c)
         self._background.submit(reconfigure)
@@ -694,6 +853,43 @@ class Herder:
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))
+
+
+def _initial_target(initial_state: str | None) -> TargetState | None:
+    """KIP-980's ``initial_state`` as a target state (None: the default, STARTED)."""
+    if initial_state is None:
+        return None
+    target = INITIAL_STATES.get(str(initial_state).upper())
+    if target is None:
+        raise BadRequestError(f"Invalid initial state {initial_state}: must be one of RUNNING, PAUSED, STOPPED")
+    return target
+
+
+def _bulk_entries(configs: Any) -> list[tuple[str, Any]]:
+    """``(name, config)`` of each connector of a bulk create: from ``{name: config}``, or a list of REST create
+    bodies ``{"name": ..., "config": {...}}`` or of configs with their ``name``. 400 naming what is wrong."""
+    if isinstance(configs, Mapping):
+        entries = list(configs.items())
+    elif isinstance(configs, (list, tuple)):
+        entries = []
+        for i, item in enumerate(configs):
+            if not isinstance(item, Mapping):
+                raise BadRequestError(f"Connector {i} of the list: {NOT_A_CONFIG}, not {type(item).__name__}")
+            if set(item) <= {"name", "config"} and isinstance(item.get("config"), Mapping):
+                entries.append((item.get("name"), dict(item["config"])))
+            else:
+                entries.append((item.get("name"), dict(item)))
+            if entries[-1][0] is None:
+                raise BadRequestError(f"Connector {i} of the list has no name: give each a 'name'")
+    else:
+        raise BadRequestError("Connectors to create must be a mapping of names to configs or a list of configs, "
+                              f"not {type(configs).__name__}")
+    for name, config in entries:
+        if not isinstance(name, str):
+            raise BadRequestError(f"Invalid connector name {name!r}: must be a string")
+        if not isinstance(config, Mapping):
+            raise BadRequestError(f"Connector {name}: {NOT_A_CONFIG}")
+    return [(name, dict(config)) for name, config in entries]
 
 
 def _str(value: Any) -> str:

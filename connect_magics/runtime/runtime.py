@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -231,6 +232,25 @@ class ConnectRuntime:
         """Create and start a connector; returns ``{"name", "config", "tasks", "type"}``."""
         return self.herder.create_connector(name, _as_dict(config), initial_state)
 
+    @on_leader
+    def create_connectors(self, configs: Mapping[str, Mapping[str, Any]] | list[Mapping[str, Any]],
+                          initial_state: str | None = None) -> list[dict]:
+        """Create and start many connectors in one call, all or none; returns each one's
+        ``{"name", "config", "tasks", "type"}``, in order.
+
+        ``configs`` maps names to configs, or lists REST create bodies (``{"name": ..., "config": {...}}``) or
+        configs with a ``name``. Every config is validated before anything is written: a bad one refuses the
+        whole call with a 400 naming the connector and the setting, an existing name a 409, and nothing is
+        created. Then all connector configs are one transaction of the config topic, the connectors start, and
+        all their task configs are one more: the cost does not grow by a broker round trip per connector.
+        ``initial_state``: ``"RUNNING"`` (default), ``"PAUSED"`` or ``"STOPPED"``, for all of them.
+
+        >>> rt.create_connectors({f"lines-{i}": {"connector.class": "FileStreamSource", "file": f"/data/{i}.txt",
+        ...                                      "topic": "lines"} for i in range(100)})  # doctest: +SKIP
+        [{'name': 'lines-0', 'config': {...}, 'tasks': [{'connector': 'lines-0', 'task': 0}], 'type': 'source'}, ...]
+        """
+        return self.herder.create_connectors(configs, initial_state)
+
     def connectors(self) -> list[str]:
         return self.herder.connectors()
 
@@ -294,6 +314,58 @@ class ConnectRuntime:
     @on_leader
     def restart_task(self, name: str, task_id: int) -> None:
         self.herder.restart_task(name, task_id)
+
+    # -- many connectors at once ----------------------------------------------------------------------
+    # ``connectors``: a list of names (each must exist: 404 naming the unknown ones, and nothing is done), or a
+    # string, a Python regular expression matching whole names (".*": every connector). Each returns the names
+    # it applied to, sorted; the config-topic records of all of them are one transaction.
+
+    @on_leader
+    def pause_connectors(self, connectors: str | list[str]) -> list[str]:
+        """Pause every selected connector.
+
+        >>> rt.pause_connectors("orders-.*")  # doctest: +SKIP
+        ['orders-eu', 'orders-us']
+        """
+        return self.herder.pause_connectors(connectors)
+
+    @on_leader
+    def resume_connectors(self, connectors: str | list[str]) -> list[str]:
+        """Resume every selected connector (paused or stopped).
+
+        >>> rt.resume_connectors(["orders-eu", "orders-us"])  # doctest: +SKIP
+        ['orders-eu', 'orders-us']
+        """
+        return self.herder.resume_connectors(connectors)
+
+    @on_leader
+    def stop_connectors(self, connectors: str | list[str]) -> list[str]:
+        """Stop every selected connector (KIP-875's STOPPED: no tasks, offsets can be altered).
+
+        >>> rt.stop_connectors(".*")  # doctest: +SKIP
+        ['lines', 'orders-eu', 'orders-us']
+        """
+        return self.herder.stop_connectors(connectors)
+
+    @on_leader
+    def delete_connectors(self, connectors: str | list[str]) -> list[str]:
+        """Delete every selected connector.
+
+        >>> rt.delete_connectors("tmp-.*")  # doctest: +SKIP
+        ['tmp-1', 'tmp-2']
+        """
+        return self.herder.delete_connectors(connectors)
+
+    @on_leader
+    def restart_connectors(self, connectors: str | list[str], include_tasks: bool = False,
+                           only_failed: bool = False) -> dict[str, dict | None]:
+        """Restart every selected connector: ``{name: None}`` for connector-only restarts, else
+        ``{name: restart plan}`` as :meth:`restart_connector` answers.
+
+        >>> rt.restart_connectors(".*", include_tasks=True, only_failed=True)  # doctest: +SKIP
+        {'lines': {'name': 'lines', 'connector': {'state': 'RUNNING', ...}, 'tasks': [...], 'type': 'source'}}
+        """
+        return self.herder.restart_connectors(connectors, include_tasks, only_failed)
 
     def kafka_cluster_id(self) -> str | None:
         """The id of the Kafka cluster holding the runtime's state (``GET /`` answers it)."""
@@ -600,4 +672,8 @@ def _json_args(values: Any) -> Any:
         return {str(k): _json_args(v) for k, v in values.items()}
     if isinstance(values, (list, tuple)):
         return [_json_args(v) for v in values]
+    if isinstance(values, (set, frozenset)):
+        return sorted(_json_args(v) for v in values)
+    if isinstance(values, re.Pattern):  # a connector selection: its expression
+        return values.pattern
     return values

@@ -187,56 +187,112 @@ class ConfigStore:
             return [dict(c) for c in self.snapshot.task_configs.get(name, [])]
 
     # -- writing ---------------------------------------------------------------------------
+    # Each write below is one write of the log: one transaction of the leader's fence, so that a bulk change of
+    # many connectors costs one round trip to the broker, and is applied by every reader all at once or not at all.
+
     def put_connector_config(self, name: str, config: dict[str, str],
                              target_state: TargetState | None = None) -> None:
+        self.put_connector_configs({name: config}, target_state)
+
+    def put_connector_configs(self, configs: dict[str, dict[str, str]],
+                              target_state: TargetState | None = None) -> None:
+        """Write connector configs (each after its target state, if given, as Kafka Connect's
+        ``putConnectorConfig``) in one write, and read them back."""
         records = []
-        if target_state is not None:
-            records.append((f"target-state-{name}", dumps(target_state_value(target_state))))
-        records.append((f"connector-{name}", dumps({"properties": config})))
+        for name, config in configs.items():
+            if target_state is not None:
+                records.append((f"target-state-{name}", dumps(target_state_value(target_state))))
+            records.append((f"connector-{name}", dumps({"properties": config})))
         self.log.write(records)
         self.read_to_end()
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        if configs and self.target_state(name) is TargetState.STOPPED:
-            raise ValueError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+        self.put_many_task_configs({name: configs})
+
+    def put_many_task_configs(self, configs: dict[str, list[dict[str, str]]]) -> None:
+        """Write new task configs of connectors, each connector's tasks followed by its commit record, in one
+        write, and read them back."""
+        for name, tasks in configs.items():
+            if tasks and self.target_state(name) is TargetState.STOPPED:
+                raise ValueError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
         self.read_to_end()
         # The task records and their commit record in one write (one transaction when the log is fenced):
         # one producer keeps their order in the topic's single partition, as Kafka Connect sends them.
-        records = [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(configs)]
-        self.log.write([*records, (f"commit-{name}", dumps({"tasks": len(configs)}))])
+        records = []
+        for name, tasks in configs.items():
+            records += [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(tasks)]
+            records.append((f"commit-{name}", dumps({"tasks": len(tasks)})))
+        self.log.write(records)
         self.read_to_end()
 
     def clear_task_configs(self, name: str) -> None:
         """KIP-875's empty task set (``commit-X {"tasks":0}``), applied locally at once and sent without
         waiting, so that stopping a connector never blocks on the broker."""
+        self.stop_connectors([name])
+
+    def stop_connectors(self, names: list[str], target_state: bool = False) -> None:
+        """KIP-875's stop of each connector: its empty task set (``commit-X {"tasks":0}``), then with
+        ``target_state`` its STOPPED target state, all applied locally at once and sent in one write without
+        waiting, so that stopping never blocks on the broker."""
         with self._lock:
-            if name in self.snapshot.connector_configs:
-                self.snapshot.task_configs[name] = []
+            for name in names:
+                if name in self.snapshot.connector_configs:
+                    self.snapshot.task_configs[name] = []
+        records = [(f"commit-{name}", dumps({"tasks": 0})) for name in names]
+        if target_state:
+            records += self._local_target_states(dict.fromkeys(names, TargetState.STOPPED))
 
         def sent(error: BaseException | None) -> None:
             if error is not None:
-                log.error("Writing the empty task set of connector %s failed: %s", name, error)
-        self.log.send(f"commit-{name}", dumps({"tasks": 0}), callback=sent)
+                log.error("Writing the empty task set of connectors %s failed: %s", ", ".join(names), error)
+                if target_state:
+                    self._unsent_target_states(names)
+        self.log.send_all(records, sent)
 
     def put_target_state(self, name: str, state: TargetState) -> None:
         """Change the target state at once locally and send it without waiting for the broker (as
         Kafka Connect does), so that pause and resume never block a notebook during an outage."""
-        with self._lock:
-            if name in self.snapshot.connector_configs:
-                self.snapshot.target_states[name] = state
-            self._unread_target_writes[name] = self._unread_target_writes.get(name, 0) + 1
+        self.put_target_states({name: state})
+
+    def put_target_states(self, states: dict[str, TargetState]) -> None:
+        """:meth:`put_target_state` of many connectors, sent in one write."""
+        records = self._local_target_states(states)
 
         def sent(error: BaseException | None) -> None:
             if error is not None:
-                log.error("Writing target state %s of connector %s failed: %s", state.value, name, error)
-                with self._lock:
-                    self._unread_target_writes[name] = max(0, self._unread_target_writes.get(name, 1) - 1)
-        self.log.send(f"target-state-{name}", dumps(target_state_value(state)), callback=sent)
+                log.error("Writing target states %s failed: %s",
+                          ", ".join(f"{s.value} of connector {n}" for n, s in states.items()), error)
+                self._unsent_target_states(list(states))
+        self.log.send_all(records, sent)
+
+    def _local_target_states(self, states: dict[str, TargetState]) -> list[tuple[str, bytes]]:
+        """Apply target states to the local view (newer than the topic until they are read back); their records."""
+        with self._lock:
+            for name, state in states.items():
+                if name in self.snapshot.connector_configs:
+                    self.snapshot.target_states[name] = state
+                self._unread_target_writes[name] = self._unread_target_writes.get(name, 0) + 1
+        return [(f"target-state-{name}", dumps(target_state_value(state))) for name, state in states.items()]
+
+    def _unsent_target_states(self, names: list[str]) -> None:
+        with self._lock:
+            for name in names:
+                self._unread_target_writes[name] = max(0, self._unread_target_writes.get(name, 1) - 1)
 
     def remove_connector(self, name: str) -> None:
-        self.log.write([(f"connector-{name}", None), (f"target-state-{name}", None)])
+        self.remove_connectors([name])
+
+    def remove_connectors(self, names: list[str]) -> None:
+        """Kafka Connect's two tombstones (``connector-X``, ``target-state-X``) of each connector, in one write,
+        read back."""
+        self.log.write([record for name in names
+                        for record in ((f"connector-{name}", None), (f"target-state-{name}", None))])
         self.read_to_end()
 
     def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
-        self.log.write([(f"restart-connector-{name}",
-                         dumps({"include-tasks": include_tasks, "only-failed": only_failed}))])
+        self.put_restart_requests([name], include_tasks, only_failed)
+
+    def put_restart_requests(self, names: list[str], include_tasks: bool, only_failed: bool) -> None:
+        if names:
+            value = dumps({"include-tasks": include_tasks, "only-failed": only_failed})
+            self.log.write([(f"restart-connector-{name}", value) for name in names])

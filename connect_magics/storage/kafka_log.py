@@ -235,7 +235,7 @@ class KafkaLog:
         while not self._stopping:
             self._producer.poll(0)  # serve delivery callbacks of asynchronous writes
             try:
-                msgs = self._consumer.consume(10_000, timeout=0.05)  # large batches: a big topic is read fast
+                msgs = self._next_batch()
             except Exception as e:  # noqa: BLE001 - consumer closed under us
                 if self._stopping:
                     return
@@ -286,6 +286,20 @@ class KafkaLog:
                     if position > positions.get(partition, 0):
                         positions[partition] = position
                 self._cond.notify_all()
+
+    def _next_batch(self) -> list[Message]:
+        """What the consumer has now (large batches: a big topic is read fast), else the first record to arrive
+        within 50 ms with whatever came with it. A batch consume waits out its whole timeout unless the batch fills,
+        so waiting in it would delay every write read back (read_to_end) by that timeout."""
+        consume = self._consumer.consume
+        msgs = consume(10_000, timeout=0)
+        if msgs:
+            return msgs
+        self._note_positions()  # past a commit marker consumed just now (it comes after its transaction's records)
+        first = self._consumer.poll(0.05)
+        if first is None:
+            return []
+        return [first, *consume(9_999, timeout=0)]
 
     def _note_positions(self) -> None:
         """The reader's positions (on the reader's thread), which pass transaction markers, as reached."""
