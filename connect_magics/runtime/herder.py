@@ -49,6 +49,7 @@ from connect_magics.runtime.topics.creation import check_connector_config
 from connect_magics.runtime.topics.tracking import drop_unconsumed_topics
 from connect_magics.runtime.worker.capacity import (
     check_connector_fits,
+    check_connectors_fit,
     clients_per_task,
     reserve_task_clients,
 )
@@ -242,17 +243,30 @@ class Herder:
     def _check_fits(self, name: str, config: dict[str, str]) -> None:
         """Refuse a new connector whose ``tasks.max`` tasks this process cannot hold (their Kafka clients), with
         the limit and the ways past it (runtime/worker/capacity.py)."""
+        need = self._clients_needed(name, config)
+        try:
+            if need is not None:
+                check_connector_fits(*need)
+        except ClientLimitError as e:
+            raise BadRequestError(str(e)) from e
+
+    def _check_all_fit(self, configs: dict[str, dict[str, str]]) -> None:
+        """:meth:`_check_fits` for connectors created together: all their tasks must fit."""
+        needs = [need for name, config in configs.items() if (need := self._clients_needed(name, config))]
+        try:
+            check_connectors_fit(needs)
+        except ClientLimitError as e:
+            raise BadRequestError(str(e)) from e
+
+    def _clients_needed(self, name: str, config: dict[str, str]) -> tuple[str, int, int] | None:
+        """(name, tasks, clients per task) of a new connector whose tasks build clients in this process."""
         if not self.executor.clients_in_process:
-            return
+            return None
         try:
             tasks = max(1, int(config.get("tasks.max", "1")))
         except ValueError:
-            return
-        try:
-            check_connector_fits(name, tasks, clients_per_task(self._type(config), config, self.wc,
-                                                               self.executor.fences_tasks))
-        except ClientLimitError as e:
-            raise BadRequestError(str(e)) from e
+            return None
+        return name, tasks, clients_per_task(self._type(config), config, self.wc, self.executor.fences_tasks)
 
     def _check_connector_class(self, class_name: str | None) -> None:
         """Kafka Connect refuses a connector class that is not installed before validating anything else."""
@@ -295,6 +309,7 @@ class Herder:
                     validated[name] = self._validated(name, config)
                 except ConnectRestError as e:
                     raise error_for_status(e.status, f"Connector {name}: {e.message}") from None
+            self._check_all_fit(validated)
             if validated:
                 self.configs.put_connector_configs(validated, target)
                 self._start_connectors(validated)

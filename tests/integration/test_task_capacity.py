@@ -144,3 +144,22 @@ def test_a_restarted_runtime_restores_what_fits_and_fails_the_rest_clearly(boots
         for trace in failed:
             assert "cannot start: it needs 2 more Kafka clients" in trace
             _assert_clear(trace)
+
+
+def test_a_bulk_create_beyond_capacity_is_refused_whole(bootstrap, unique, tmp_path, monkeypatch) -> None:
+    topic = _topic(bootstrap, f"cap-bulk-{unique}")
+    with ConnectRuntime(bootstrap, f"cap-bulk-{unique}", FAST) as rt:
+        gc.collect()
+        used = client_limit.os_keys_max() - client_limit.free_keys(10_000)
+        monkeypatch.setenv(client_limit.KEYS_ENV, str(used + client_limit.RESERVE + 7))  # three tasks fit
+        configs = {f"bulk-{i}": _source(tmp_path, topic, f"bulk-{i}") for i in range(4)}
+        with pytest.raises(ConnectRestError) as refused:
+            rt.create_connectors(configs)
+        assert refused.value.status == 400
+        assert str(refused.value).startswith("Connector bulk-3 cannot be created with the 4 connectors of this "
+                                             "call: together their tasks need 8 more Kafka clients")
+        _assert_clear(str(refused.value))
+        assert rt.connectors() == []  # all or none
+        del configs["bulk-3"]
+        rt.create_connectors(configs)
+        wait_until(lambda: _running(rt, list(configs)), 60, message="the three accepted tasks RUNNING")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from connect_magics.runtime.config.exactly_once import exactly_once_enabled
 from connect_magics.storage import client_limit
@@ -56,13 +56,36 @@ def reserve_task_clients(what: str, count: int) -> Reservation:
     return client_limit.reserve(count, lambda needed, left: client_limit.limit_message(what, needed, left))
 
 
+def check_connectors_fit(needs: Sequence[tuple[str, int, int]]) -> None:
+    """:func:`check_connector_fits` for connectors created together (``(name, tasks, per_task)`` each): all their
+    tasks must fit; the error names the first connector that does not."""
+    total = sum(tasks * per_task for _, tasks, per_task in needs)
+    left = _available(total)
+    if left is None or left >= total:
+        return
+    used = 0
+    for name, tasks, per_task in needs:
+        if used + tasks * per_task > left:
+            raise ClientLimitError(
+                f"Connector {name} cannot be created with the {len(needs)} connectors of this call: together their "
+                f"tasks need {total} more Kafka clients and this runtime's process can build {left} more. Each "
+                f"Kafka client takes one of the process's {client_limit.keys_max()} thread-specific-data keys "
+                f"(PTHREAD_KEYS_MAX); {client_limit.WAYS_PAST}, create fewer, or stop connectors you no longer need")
+        used += tasks * per_task
+
+
+def _available(needed: int) -> int | None:
+    left = client_limit.available(at_most=needed)
+    if left is not None and left < needed:
+        gc.collect()  # clients of stopped tasks that only a cycle keeps alive give their keys back
+        left = client_limit.available(at_most=needed)
+    return left
+
+
 def check_connector_fits(name: str, tasks: int, per_task: int) -> None:
     """Raise :class:`ClientLimitError` if ``tasks`` more tasks of ``per_task`` clients do not fit in this process
     (the check made before a connector is created: its ``tasks.max`` tasks must fit)."""
-    left = client_limit.available(at_most=tasks * per_task)
-    if left is not None and left < tasks * per_task:
-        gc.collect()  # clients of stopped tasks that only a cycle keeps alive give their keys back
-        left = client_limit.available(at_most=tasks * per_task)
+    left = _available(tasks * per_task)
     if left is not None and left < tasks * per_task:
         fit = left // max(1, per_task)
         raise ClientLimitError(
