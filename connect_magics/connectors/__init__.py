@@ -21,7 +21,12 @@ from connect_magics.connectors.file import (
     FileStreamSourceConnector,
     FileStreamSourceTask,
 )
-from connect_magics.connectors.jdbc import JdbcSinkConnector, JdbcSinkTask, JdbcSourceConnector, JdbcSourceTask
+from connect_magics.connectors.jdbc import (
+    JdbcSinkConnector,
+    JdbcSinkTask,
+    JdbcSourceConnector,
+    JdbcSourceTask,
+)
 from connect_magics.connectors.sequence import SequenceSourceConnector, SequenceSourceTask
 from connect_magics.connectors.spark_table import (
     SparkTableSinkConnector,
