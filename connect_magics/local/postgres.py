@@ -33,11 +33,7 @@ class PostgresError(RuntimeError):
 
 
 def find_postgres_bin() -> Path:
-    """The newest ``/usr/lib/postgresql/*/bin`` that has ``initdb``, else the directory of ``initdb`` on PATH.
-
-    >>> find_postgres_bin().name
-    'bin'
-    """
+    """The newest ``/usr/lib/postgresql/*/bin`` that has ``initdb``, else the directory of ``initdb`` on PATH."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
                    key=lambda p: [int(x) for x in Path(p).parent.parent.name.split(".") if x.isdigit()])
     if found:

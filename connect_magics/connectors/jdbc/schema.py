@@ -9,7 +9,7 @@ optional schema. Columns of other types are left out (with a warning), as Conflu
 Sink side: the reverse, with TEXT for STRING and NUMERIC for Decimal.
 
 >>> import sqlalchemy as sa
->>> column_schema(sa.Column("n", sa.Numeric(10, 2), nullable=False), "none").name
+>>> column_schema(sa.Column("n", sa.Numeric(10, 2), nullable=False), "none")[0].name
 'org.apache.kafka.connect.data.Decimal'
 >>> sql_type(OPTIONAL_INT64_SCHEMA)
 BigInteger()

@@ -1,0 +1,117 @@
+"""The JDBC connectors' pure parts: URL translation, type mapping, table splitting across tasks (on SQLite
+files), and their modules' examples."""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from connect_magics.api.config import ConfigException
+from connect_magics.api.data import Date, Decimal, SchemaType, Time, Timestamp
+from connect_magics.connectors.jdbc import JdbcSinkConnector, JdbcSourceConnector
+from connect_magics.connectors.jdbc.dialect import sqlalchemy_url
+from connect_magics.connectors.jdbc.schema import column_schema, sql_type, timestamp_of, timestamp_parts
+
+
+@pytest.mark.parametrize("module", ["dialect", "schema", "config", "source", "sink", "__init__"])
+def test_module_examples(module: str) -> None:
+    name = "connect_magics.connectors.jdbc" + ("" if module == "__init__" else f".{module}")
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize(("url", "user", "password", "expected"), [
+    ("jdbc:postgresql://db:5433/shop", None, None, "postgresql+psycopg://db:5433/shop"),
+    ("jdbc:postgresql://db/shop?user=ann&password=pw&sslmode=require", None, None,
+     "postgresql+psycopg://ann:pw@db/shop?sslmode=require"),
+    ("jdbc:postgresql://db:5432/shop", "bob", "s e/cret", "postgresql+psycopg://bob:s e%2Fcret@db:5432/shop"),
+    ("jdbc:postgresql:shop", None, None, "postgresql+psycopg://localhost/shop"),
+    ("jdbc:sqlite:/tmp/a.db", None, None, "sqlite:////tmp/a.db"),
+    ("jdbc:sqlite:relative.db", None, None, "sqlite:///relative.db"),
+    ("jdbc:sqlite::memory:", None, None, "sqlite://"),
+    ("jdbc:mysql://h:3306/d", "u", None, "mysql+pymysql://u@h:3306/d"),
+    ("postgresql://u@h/d", None, None, "postgresql+psycopg://u@h/d"),
+    ("sqlite:///x.db", None, None, "sqlite:///x.db"),
+])
+def test_connection_urls(url: str, user: str | None, password: str | None, expected: str) -> None:
+    assert sqlalchemy_url(url, user, password).render_as_string(hide_password=False) == expected
+
+
+@pytest.mark.parametrize("url", ["", "jdbc:db2://h/x", "not a url"])
+def test_bad_urls_name_connection_url(url: str) -> None:
+    with pytest.raises(ConfigException) as e:
+        sqlalchemy_url(url, None, None)
+    assert e.value.name == "connection.url"
+
+
+def test_sql_types_map_to_connect_schemas_and_back() -> None:
+    def schema(type_: sa.types.TypeEngine, nullable: bool = True):
+        return column_schema(sa.Column("c", type_, nullable=nullable), "none")[0]
+    assert schema(sa.SmallInteger()).type is SchemaType.INT16
+    assert schema(sa.Integer(), False).type is SchemaType.INT32 and not schema(sa.Integer(), False).optional
+    assert schema(sa.BigInteger()).type is SchemaType.INT64 and schema(sa.BigInteger()).optional
+    assert schema(sa.REAL()).type is SchemaType.FLOAT32
+    assert schema(sa.Double()).type is SchemaType.FLOAT64
+    assert schema(sa.Boolean()).type is SchemaType.BOOLEAN
+    assert schema(sa.Text()).type is SchemaType.STRING and schema(sa.Uuid()).type is SchemaType.STRING
+    assert schema(sa.LargeBinary()).type is SchemaType.BYTES
+    assert schema(sa.Date()).name == Date.LOGICAL_NAME and schema(sa.Time()).name == Time.LOGICAL_NAME
+    assert schema(sa.DateTime()).name == Timestamp.LOGICAL_NAME
+    decimal_schema = schema(sa.Numeric(12, 3))
+    assert decimal_schema.name == Decimal.LOGICAL_NAME and Decimal.scale(decimal_schema) == 3
+    best_fit = column_schema(sa.Column("c", sa.Numeric(9, 0)), "best_fit")[0]
+    assert best_fit.type is SchemaType.INT32
+    assert column_schema(sa.Column("c", sa.Interval()), "none") is None  # left out, as Confluent's
+    for type_ in (sa.SmallInteger(), sa.Integer(), sa.BigInteger(), sa.Boolean(), sa.Text(), sa.Date(),
+                  sa.DateTime(), sa.Numeric(10, 2)):
+        assert type(sql_type(schema(type_))) is type(type_)
+
+
+def test_timestamp_offsets_are_confluents() -> None:
+    value = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone.utc)
+    ms, nanos = timestamp_parts(value)
+    assert ms == 1714979289123 and nanos == 123456000  # java.sql.Timestamp's getTime() and getNanos()
+    assert timestamp_of(ms, nanos) == value
+    assert timestamp_of(ms, None) == value.replace(microsecond=123000)
+
+
+def test_tables_are_split_across_tasks(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    for name in ("a", "b", "c", "d", "e"):
+        sa.Table(name, meta, sa.Column("id", sa.Integer, primary_key=True))
+    meta.create_all(engine)
+    engine.dispose()
+    base = {"connection.url": f"jdbc:sqlite:{db}", "mode": "bulk", "topic.prefix": "p-",
+            "table.poll.interval.ms": "600000"}
+    cases = [({}, 2, ["a,b,c", "d,e"]), ({}, 9, ["a", "b", "c", "d", "e"]),
+             ({"table.whitelist": "b,d"}, 4, ["b", "d"]), ({"table.blacklist": "a,e"}, 1, ["b,c,d"])]
+    for extra, max_tasks, expected in cases:
+        connector = JdbcSourceConnector()
+        connector.start({**base, **extra})
+        try:
+            configs = connector.task_configs(max_tasks)
+        finally:
+            connector.stop()
+        assert [c["tables"] for c in configs] == expected
+        assert all(c["topic.prefix"] == "p-" for c in configs)
+    query = JdbcSourceConnector()
+    query.start({**base, "query": "SELECT * FROM a"})
+    assert len(query.task_configs(3)) == 1
+
+
+def test_validation_names_the_field() -> None:
+    values = JdbcSinkConnector().validate({"connection.url": "jdbc:sqlite::memory:", "insert.mode": "upsert"})
+    errors = {v.name: v.errors for v in values if v.errors}
+    assert list(errors) == ["pk.mode"]
+    values = JdbcSourceConnector().validate({"connection.url": "jdbc:sqlite::memory:", "topic.prefix": "p",
+                                             "mode": "timestamp+incrementing", "query": "SELECT 1",
+                                             "timestamp.column.name": "ts"})
+    errors = {v.name: v.errors for v in values if v.errors}
+    assert list(errors) == ["incrementing.column.name"]
