@@ -300,9 +300,24 @@ def test_bad_sink_configs_are_rejected_naming_the_field(config: dict, field: str
     assert list(errors) == [field] and words in errors[field][0], errors
 
 
-def test_altered_offsets_are_checked(runtime_factory, tmp_path: Path) -> None:
+def test_altered_offsets_are_checked_and_used_by_two_tasks(runtime_factory, bootstrap: str, unique: str,
+                                                           tmp_path: Path) -> None:
+    """Bad offsets are refused naming the key; an offset in Confluent's older shape (``{"table": name}``, no
+    protocol) is read; ``tasks.max`` splits the tables."""
+    db = tmp_path / "x.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    tables = {name: sa.Table(name, meta, sa.Column("id", sa.Integer, primary_key=True), sa.Column("v", sa.Text))
+              for name in ("orders", "items")}
+    meta.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(tables["orders"].insert(), [{"id": i, "v": f"o{i}"} for i in range(1, 41)])
+        conn.execute(tables["items"].insert(), [{"id": i, "v": f"i{i}"} for i in range(1, 11)])
+    engine.dispose()
+    prefix = f"two-{unique}-"
     rt = runtime_factory()
-    rt.create_connector("checked", source_config("incrementing", f"jdbc:sqlite:{tmp_path / 'x.db'}", "p-"),
+    rt.create_connector("checked", source_config("incrementing", f"jdbc:sqlite:{db}", prefix,
+                                                 **{"table.whitelist": "", "tasks.max": "2"}),
                         initial_state="STOPPED")
     table = {"protocol": "1", "table": "orders"}
     for partition, offset, message in [
@@ -314,7 +329,15 @@ def test_altered_offsets_are_checked(runtime_factory, tmp_path: Path) -> None:
         with pytest.raises(ConnectRestError) as e:
             rt.alter_offsets("checked", {"offsets": [{"partition": partition, "offset": offset}]})
         assert e.value.message.startswith(message), e.value.message
-    assert rt.alter_offsets("checked", {"offsets": [{"partition": table, "offset": {"incrementing": 5}}]}) == ALTERED
+    assert rt.get_offsets("checked")["offsets"] == []
+    assert rt.alter_offsets("checked", {"offsets": [{"partition": {"table": "orders"},
+                                                     "offset": {"incrementing": 30}}]}) == ALTERED
+    rt.resume_connector("checked")
+    wait_until(lambda: len(rt.connector_status("checked")["tasks"]) == 2, 60, message="two tasks")
+    wait_until(lambda: len(topic_ids(bootstrap, prefix + "items")) >= 10, 60, message="the items")
+    wait_until(lambda: len(topic_ids(bootstrap, prefix + "orders")) >= 10, 60, message="the orders after 30")
+    assert topic_ids(bootstrap, prefix + "orders") == list(range(31, 41))
+    assert topic_ids(bootstrap, prefix + "items") == list(range(1, 11))
 
 
 HOST = Path(__file__).with_name("jdbc_crash_host.py")
