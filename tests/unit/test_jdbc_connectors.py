@@ -115,3 +115,87 @@ def test_validation_names_the_field() -> None:
                                              "timestamp.column.name": "ts"})
     errors = {v.name: v.errors for v in values if v.errors}
     assert list(errors) == ["incrementing.column.name"]
+
+
+def _records(schema, values, topic="t", start=0):
+    from connect_magics.api.data import Struct
+    from connect_magics.api.records import SinkRecord, SinkRecords
+
+    out = []
+    for i, value in enumerate(values):
+        struct = None
+        if value is not None:
+            struct = Struct(schema)
+            for k, v in value.items():
+                struct.put(k, v)
+        out.append(SinkRecord(topic, 0, None, None, schema, struct, kafka_offset=start + i))
+    return SinkRecords(out)
+
+
+def _sink(db: Path, **config: str):
+    from connect_magics.connectors.jdbc import JdbcSinkTask
+
+    task = JdbcSinkTask()
+    task.start({"connection.url": f"jdbc:sqlite:{db}", "auto.create": "true", **config})
+    return task
+
+
+def _table(db: Path, name: str = "t") -> list[tuple]:
+    engine = sa.create_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(sa.text(f'SELECT * FROM "{name}" ORDER BY 1, 2'))]
+    finally:
+        engine.dispose()
+
+
+def test_sink_modes_on_sqlite(tmp_path: Path) -> None:
+    from connect_magics.api.data import SchemaBuilder
+    from connect_magics.api.errors import ConnectException
+
+    v1 = SchemaBuilder.struct().name("r").field("id", SchemaBuilder.int64().build()) \
+        .field("name", SchemaBuilder.string().optional().build()).build()
+    v2 = SchemaBuilder.struct().name("r").field("id", SchemaBuilder.int64().build()) \
+        .field("name", SchemaBuilder.string().optional().build()) \
+        .field("qty", SchemaBuilder.int32().optional().build()).build()
+    db = tmp_path / "s.db"
+
+    # insert with pk.mode=kafka: the coordinates are the key; a redelivery under upsert rewrites the same rows
+    kafka = _sink(db, **{"pk.mode": "kafka", "insert.mode": "upsert", "table.name.format": "k_${topic}"})
+    kafka.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]))
+    kafka.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]))
+    assert _table(db, "k_t") == [("t", 0, 0, 1, "a"), ("t", 0, 1, 1, "b")]
+    kafka.stop()
+
+    # record_value upserts: the last value of a key wins, also inside one batch
+    upsert = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert"})
+    upsert.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 1, "name": "c"}]))
+    assert _table(db) == [(1, "c"), (2, "b")]
+    # a new optional field without auto.evolve is refused, with it the column is added
+    with pytest.raises(ConnectException, match="auto-evolution is disabled"):
+        upsert.put(_records(v2, [{"id": 3, "name": "x", "qty": 5}]))
+    upsert.stop()
+    evolving = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert",
+                            "auto.evolve": "true"})
+    evolving.put(_records(v2, [{"id": 3, "name": "x", "qty": 5}]))
+    assert _table(db) == [(1, "c", None), (2, "b", None), (3, "x", 5)]
+    evolving.stop()
+
+    # update touches existing rows only
+    update = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "update"})
+    update.put(_records(v2, [{"id": 2, "name": "B", "qty": 7}, {"id": 9, "name": "nine", "qty": 1}]))
+    assert _table(db) == [(1, "c", None), (2, "B", 7), (3, "x", 5)]
+    update.stop()
+
+    # plain insert of an existing key fails the batch (nothing of it is written)
+    insert = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "max.retries": "0"})
+    with pytest.raises(ConnectException):
+        insert.put(_records(v2, [{"id": 4, "name": "d", "qty": 0}, {"id": 1, "name": "dup", "qty": 0}]))
+    assert [r[0] for r in _table(db)] == [1, 2, 3]
+    insert.stop()
+
+    # a missing table without auto.create is refused, naming it
+    strict = _sink(db, **{"auto.create": "false", "table.name.format": "absent"})
+    with pytest.raises(ConnectException, match='Table "absent" is missing and auto-creation is disabled'):
+        strict.put(_records(v1, [{"id": 1, "name": "a"}]))
+    strict.stop()
