@@ -199,3 +199,48 @@ def test_sink_modes_on_sqlite(tmp_path: Path) -> None:
     with pytest.raises(ConnectException, match='Table "absent" is missing and auto-creation is disabled'):
         strict.put(_records(v1, [{"id": 1, "name": "a"}]))
     strict.stop()
+
+
+def _poll_all(task) -> list:
+    out = []
+    while True:
+        records = task.poll()
+        if not records:
+            return out
+        out += records
+
+
+def test_source_query_mode_and_timestamp_ties(tmp_path: Path) -> None:
+    """A query in incrementing mode; in timestamp mode a record inside a tie of timestamps carries the offset
+    before the tie, so that a restart from it re-reads the whole tie."""
+    from connect_magics.connectors.jdbc import JdbcSourceTask
+
+    db = tmp_path / "q.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    t = sa.Table("t", meta, sa.Column("id", sa.Integer, primary_key=True), sa.Column("v", sa.Text),
+                 sa.Column("ts", sa.DateTime, nullable=False))
+    meta.create_all(engine)
+    base = dt.datetime(2025, 1, 1)
+    with engine.begin() as conn:  # timestamps 0, 1, 1, 1, 2 seconds
+        conn.execute(t.insert(), [{"id": i, "v": f"v{i}", "ts": base + dt.timedelta(seconds=s)}
+                                  for i, s in [(1, 0), (2, 1), (3, 1), (4, 1), (5, 2)]])
+    engine.dispose()
+    common = {"connection.url": f"jdbc:sqlite:{db}", "topic.prefix": "q", "poll.interval.ms": "60000",
+              "batch.max.rows": "2"}
+    query = JdbcSourceTask()
+    query.start({**common, "mode": "incrementing", "incrementing.column.name": "id",
+                 "query": "SELECT id, v FROM t WHERE id > 1"})
+    records = _poll_all(query)
+    query.stop()
+    assert [(r.topic, r.source_partition, r.source_offset, r.value.get("v")) for r in records] == [
+        ("q", {"query": "query"}, {"incrementing": i}, f"v{i}") for i in range(2, 6)]
+
+    ts = JdbcSourceTask()
+    ts.start({**common, "mode": "timestamp", "timestamp.column.name": "ts", "tables": "t"})
+    records = _poll_all(ts)
+    ts.stop()
+    ms0 = int((base.replace(tzinfo=dt.timezone.utc).timestamp()) * 1000)
+    assert [r.value.get("id") for r in records] == [1, 2, 3, 4, 5]
+    assert [r.source_offset["timestamp"] - ms0 for r in records] == [0, 0, 0, 1000, 2000]
+    assert records[0].source_partition == {"protocol": "1", "table": "t"}
