@@ -138,6 +138,9 @@ def _bytes(value: Any) -> Any:
     return None if value is None or isinstance(value, bytes) else bytes(value)
 
 
+_WIDE = decimal.Context(prec=1000)
+
+
 def _decimal(scale: int) -> Convert:
     exponent = decimal.Decimal(1).scaleb(-scale)
 
@@ -146,17 +149,21 @@ def _decimal(scale: int) -> Convert:
             return None
         if not isinstance(value, decimal.Decimal):
             value = decimal.Decimal(str(value))
-        return value.quantize(exponent, context=decimal.Context(prec=1000))
+        return value.quantize(exponent, context=_WIDE)
     return convert
 
 
 def _timestamp(zone: dt.tzinfo) -> Convert:
+    in_utc = zone is UTC or getattr(zone, "key", None) in ("UTC", "Etc/UTC")
+
     def convert(value: Any) -> Any:
         if value is None:
             return None
         if isinstance(value, str):  # SQLite columns without a declared type
             value = dt.datetime.fromisoformat(value)
         if value.tzinfo is None:
+            if in_utc:
+                return value.replace(tzinfo=UTC)
             value = value.replace(tzinfo=zone)
         return value.astimezone(UTC)
     return convert

@@ -150,27 +150,31 @@ class JdbcSinkTask(SinkTask):
         return self.parsed[c.TABLE_NAME_FORMAT].replace("${topic}", topic)
 
     def _write(self, conn: sa.Connection, name: str, records: list[SinkRecord]) -> None:
-        """Runs of upserts/inserts and of deletes, in record order."""
+        """Runs of records of one shape (upserts/inserts of one value schema, or deletes), in record order."""
         run: list[SinkRecord] = []
-        deleting = False
+        shape: Any = None
         for record in records:
             is_delete = record.value is None
             if is_delete and not self.parsed[c.DELETE_ENABLED]:
                 raise ConnectException(f"Sink connector's record with a null value (topic {record.topic}, partition "
                                        f"{record.kafka_partition}, offset {record.kafka_offset}) needs "
                                        "delete.enabled=true")
-            if run and is_delete != deleting:
-                self._write_run(conn, name, run, deleting)
+            value = record.value
+            this = ("delete", _key_shape(record)) if is_delete else (
+                value.schema if isinstance(value, Struct) else tuple(value) if isinstance(value, Mapping) else None,
+                _key_shape(record))
+            if run and not _same(this, shape):
+                self._write_run(conn, name, run, shape[0] == "delete")
                 run = []
-            deleting = is_delete
+            shape = this
             run.append(record)
         if run:
-            self._write_run(conn, name, run, deleting)
+            self._write_run(conn, name, run, shape[0] == "delete")
 
     def _write_run(self, conn: sa.Connection, name: str, records: list[SinkRecord], deleting: bool) -> None:
         fields = self._fields(records[0], deleting)
         table = self._table(conn, name, fields, records[0])
-        rows = [self._row(r, fields, deleting) for r in records]
+        rows = self._rows(records, fields, deleting)
         keys = list(fields.keys)
         mode = self.parsed[c.INSERT_MODE]
         if keys and (deleting or mode != "insert"):  # the last write of a key wins: one row per key per statement
@@ -182,7 +186,14 @@ class JdbcSinkTask(SinkTask):
         for column in rows[0] if rows else ():
             if column not in table.c:
                 raise ConnectException(f"Table {name} has no column {column}; set auto.evolve=true to add it")
-        rows = [{k: sink_value(v, table.c[k].type) for k, v in row.items()} for row in rows]
+        if rows:
+            converters = {k: _column_converter(table.c[k].type, isinstance(records[0].value, Struct))
+                          for k in rows[0]}
+            converting = {k: f for k, f in converters.items() if f is not None}
+            if converting:
+                for row in rows:
+                    for k, f in converting.items():
+                        row[k] = f(row[k])
         if deleting:
             stmt = table.delete().where(*(table.c[k] == sa.bindparam(f"k_{k}") for k in keys))
             params = [{f"k_{k}": row[k] for k in keys} for row in rows]
@@ -246,25 +257,34 @@ class JdbcSinkTask(SinkTask):
                 keys = {n: value_fields[n] for n in (pk_fields or list(value_fields))}
         return _Fields(keys, values)
 
-    def _row(self, record: SinkRecord, fields: _Fields, deleting: bool) -> dict[str, Any]:
+    def _rows(self, records: list[SinkRecord], fields: _Fields, deleting: bool) -> list[dict[str, Any]]:
+        """The rows of a run of records of one shape: key columns, then value columns."""
         mode = self.parsed[c.PK_MODE]
-        row: dict[str, Any] = {}
-        if mode == "kafka":
-            names = list(fields.keys)
-            row = {names[0]: record.topic, names[1]: record.kafka_partition, names[2]: record.kafka_offset}
-        elif mode == "record_key":
-            if isinstance(record.key, (Struct, Mapping)):
-                row = {n: _get(record.key, n) for n in fields.keys}
-            else:
-                row = {next(iter(fields.keys)): record.key}
-        if not deleting:
-            for name in fields.values:
-                if name not in row:
-                    row[name] = _get(record.value, name)
-            if mode == "record_value":
-                for name in fields.keys:
-                    row[name] = _get(record.value, name)
-        return row
+        first = records[0]
+        key_names = list(fields.keys)
+        value_names = [] if deleting else [n for n in fields.values if n not in fields.keys or mode == "record_value"]
+        if isinstance(first.value, Struct):
+            value_fields = [first.value.schema.field(n) for n in value_names]
+        else:
+            value_fields = value_names
+        rows = []
+        for record in records:
+            row: dict[str, Any] = {}
+            if mode == "kafka":
+                row = dict(zip(key_names, (record.topic, record.kafka_partition, record.kafka_offset), strict=True))
+            elif mode == "record_key":
+                key = record.key
+                if isinstance(key, (Struct, Mapping)):
+                    row = {n: _get(key, n) for n in key_names}
+                else:
+                    row = {key_names[0]: key}
+            value = record.value
+            if value is not None:
+                get = value.get
+                for name, field in zip(value_names, value_fields, strict=True):
+                    row[name] = get(field)
+            rows.append(row)
+        return rows
 
     # -- tables
     def _table(self, conn: sa.Connection, name: str, fields: _Fields, record: SinkRecord) -> sa.Table:
@@ -315,6 +335,27 @@ class JdbcSinkTask(SinkTask):
         log.info("Created table %s with columns %s", name, list(fields.all))
         reflected = self._reflect(conn, schema, name)
         return table if reflected is None else reflected
+
+
+def _key_shape(record: SinkRecord) -> Any:
+    key = record.key
+    return key.schema if isinstance(key, Struct) else tuple(key) if isinstance(key, Mapping) else type(key)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if b is None:
+        return False
+    return all(x is y or x == y for x, y in zip(a, b, strict=True))
+
+
+def _column_converter(column_type: Any, structs: bool) -> Any:
+    """What a column's values need before the driver takes them, or None: timestamps to the column's time
+    zone convention; for schemaless values, maps and lists to JSON text."""
+    if isinstance(column_type, sa.DateTime):
+        return lambda v: sink_value(v, column_type)
+    if not structs:
+        return lambda v: sink_value(v, column_type)
+    return None
 
 
 def sa_schema(type_: SchemaType) -> Schema:

@@ -48,6 +48,7 @@ from connect_magics.connectors.jdbc import config as c
 from connect_magics.connectors.jdbc.dialect import create_engine, current_time, is_sqlite, sqlalchemy_url
 from connect_magics.connectors.jdbc.schema import (
     UTC,
+    _identity,
     column_schema,
     timestamp_of,
     timestamp_parts,
@@ -383,8 +384,16 @@ class _Querier:
             self._infer_schema(rows[0])
         records = []
         n = len(rows)
+        pairs = list(zip(self._indexes(rows[0]), self.converters, strict=True)) if rows else []
+        plain = [j for j, conv in pairs if conv is _identity]
+        if rows and len(plain) == len(pairs) == len(rows[0]) and plain == list(range(len(plain))):
+            values_of: Any = list  # every column as it comes
+        else:
+            def values_of(row: Any) -> list[Any]:
+                return [row[j] if conv is _identity else conv(row[j]) for j, conv in pairs]
+        schema, partition, topic = self.schema, self.partition, self.topic
         for i, row in enumerate(rows):
-            struct = Struct.of(self.schema, [conv(row[j]) for j, conv in zip(self._indexes(row), self.converters, strict=True)])
+            struct = Struct.of(schema, values_of(row))
             offset = None
             if self.mode != c.MODE_BULK:
                 if self.uses_inc:
@@ -398,7 +407,7 @@ class _Querier:
                         offset = self.complete_offset  # the tie goes on: resuming must re-read it
                     else:
                         self.complete_offset = offset
-            records.append(SourceRecord(self.partition, offset, self.topic, value_schema=self.schema, value=struct))
+            records.append(SourceRecord(partition, offset, topic, value_schema=schema, value=struct))
         return records, exhausted
 
     def _indexes(self, row: Any) -> list[int]:
@@ -427,7 +436,7 @@ class _Querier:
             schema = value_schema_of(value)
             builder.field(name, schema)
             self.names.append(name)
-            self.converters.append(_timestamp(self.zone) if isinstance(value, dt.datetime) else (lambda v: v))
+            self.converters.append(_timestamp(self.zone) if isinstance(value, dt.datetime) else _identity)
         self.schema = builder.build()
 
     def close(self) -> None:
