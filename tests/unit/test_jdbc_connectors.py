@@ -177,8 +177,13 @@ def test_sink_modes_on_sqlite(tmp_path: Path) -> None:
     upsert.stop()
     evolving = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert",
                             "auto.evolve": "true"})
-    evolving.put(_records(v2, [{"id": 3, "name": "x", "qty": 5}]))
-    assert _table(db) == [(1, "c", None), (2, "b", None), (3, "x", 5)]
+    from connect_magics.api.records import SinkRecords
+
+    mixed = [*_records(v1, [{"id": 10, "name": "old"}]), *_records(v2, [{"id": 3, "name": "x", "qty": 5}])]
+    evolving.put(SinkRecords(mixed))  # the schema changes inside one batch: written in two runs
+    assert _table(db) == [(1, "c", None), (2, "b", None), (3, "x", 5), (10, "old", None)]
+    with sa.create_engine(f"sqlite:///{db}").begin() as conn:
+        conn.execute(sa.text("DELETE FROM t WHERE id = 10"))
     evolving.stop()
 
     # update touches existing rows only
