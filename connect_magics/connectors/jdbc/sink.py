@@ -106,6 +106,7 @@ class JdbcSinkTask(SinkTask):
         self.engine: Engine | None = None
         self._tables: dict[str, sa.Table] = {}
         self._retries_left = 0
+        self._stages = 0
 
     def version(self) -> str:
         return _plugin_version()
@@ -194,6 +195,9 @@ class JdbcSinkTask(SinkTask):
                 for row in rows:
                     for k, f in converting.items():
                         row[k] = f(row[k])
+        if not deleting and mode in ("insert", "upsert") and rows and _copies(conn):
+            self._copy(conn, table, keys, rows, upsert=mode == "upsert")
+            return
         if deleting:
             stmt = table.delete().where(*(table.c[k] == sa.bindparam(f"k_{k}") for k in keys))
             params = [{f"k_{k}": row[k] for k in keys} for row in rows]
@@ -211,6 +215,33 @@ class JdbcSinkTask(SinkTask):
         size = self.parsed[c.BATCH_SIZE] or len(params)
         for start in range(0, len(params), size):
             conn.execute(stmt, params[start:start + size])
+
+    def _copy(self, conn: sa.Connection, table: sa.Table, keys: list[str], rows: list[dict[str, Any]],
+              upsert: bool) -> None:
+        """PostgreSQL through psycopg: ``COPY`` into the table (insert), or into a temporary table dropped at
+        commit and then ``INSERT ... SELECT ... ON CONFLICT DO UPDATE`` (upsert): several times faster than
+        ``executemany``, in the same transaction."""
+        preparer = conn.dialect.identifier_preparer
+        columns = list(rows[0])
+        names = ", ".join(preparer.quote(col) for col in columns)
+        target = preparer.format_table(table)
+        self._stages += 1
+        stage = preparer.quote(f"connect_stage_{self._stages}")
+        raw = conn.connection.driver_connection
+        if upsert:
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS "
+                                 f"SELECT {names} FROM {target} WITH NO DATA")
+        with raw.cursor() as cursor, cursor.copy(f"COPY {stage if upsert else target} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[col] for col in columns])
+        if upsert:
+            updates = [col for col in columns if col not in keys]
+            conflict = ", ".join(preparer.quote(k) for k in keys)
+            action = ("DO UPDATE SET " + ", ".join(f"{preparer.quote(col)} = EXCLUDED.{preparer.quote(col)}"
+                                                   for col in updates)) if updates else "DO NOTHING"
+            conn.exec_driver_sql(f"INSERT INTO {target} ({names}) SELECT {names} FROM {stage} "
+                                 f"ON CONFLICT ({conflict}) {action}")
+            conn.exec_driver_sql(f"DROP TABLE {stage}")
 
     # -- fields and rows
     def _fields(self, record: SinkRecord, deleting: bool) -> _Fields:
@@ -335,6 +366,11 @@ class JdbcSinkTask(SinkTask):
         log.info("Created table %s with columns %s", name, list(fields.all))
         reflected = self._reflect(conn, schema, name)
         return table if reflected is None else reflected
+
+
+def _copies(conn: sa.Connection) -> bool:
+    """Whether the connection is PostgreSQL through psycopg 3 (whose ``COPY`` the sink uses)."""
+    return conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg"
 
 
 def _key_shape(record: SinkRecord) -> Any:
