@@ -11,7 +11,8 @@ amount NUMERIC(12,2), note, updated_at) is
   streaming the same query with SQLAlchemy (``yield_per`` 1000) and building a dict per row;
 * written by the JDBC sink (``insert.mode`` insert, ``pk.mode`` record_value) from that topic into an empty
   table: rows/s from the connector's creation until the table holds every row; beside a bare loop inserting
-  the same rows with ``executemany`` in batches of 3000 (the sink's ``batch.size``).
+  the same rows with ``executemany`` in batches of 3000 (the sink's ``batch.size``), and a bare ``COPY`` loop
+  (psycopg ``write_row``), which is what the sink uses on PostgreSQL.
 
 Prints one table with the ratios.
 """
@@ -68,6 +69,20 @@ def bare_write(engine: sa.Engine, rows: list[dict]) -> float:
     return time.perf_counter() - start
 
 
+def bare_copy(engine: sa.Engine, rows: list[dict]) -> float:
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE copy_orders (id BIGINT PRIMARY KEY, customer TEXT NOT NULL, "
+                             "amount NUMERIC, note TEXT, updated_at TIMESTAMP NOT NULL)"))
+    columns = list(rows[0])
+    start = time.perf_counter()
+    with engine.begin() as conn:
+        raw = conn.connection.driver_connection
+        with raw.cursor() as cursor, cursor.copy(f"COPY copy_orders ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[c] for c in columns])
+    return time.perf_counter() - start
+
+
 def topic_size(bootstrap: str, topic: str) -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "jdbc-bench"})
     try:
@@ -105,6 +120,7 @@ def main() -> None:
         for row in rows:
             row["amount"] = decimal.Decimal(row["amount"]) if row["amount"] is not None else None
         bare_write_s = bare_write(target, rows)
+        bare_copy_s = bare_copy(target, rows)
 
         run = uuid.uuid4().hex[:8]
         topic_prefix = f"bench-{run}-"
@@ -143,7 +159,9 @@ def main() -> None:
     print(f"{'JDBC source, incrementing, into a topic (JSON)':52} {n / source_s:>10,.0f} "
           f"{bare_read_s / source_s:>7.2f}")
     print(f"{'bare executemany loop (3000 rows a statement)':52} {n / bare_write_s:>10,.0f} {'1.00':>7}")
-    print(f"{'JDBC sink, insert, from the topic (JSON)':52} {n / sink_s:>10,.0f} {bare_write_s / sink_s:>7.2f}")
+    print(f"{'bare COPY loop (write_row)':52} {n / bare_copy_s:>10,.0f} {bare_write_s / bare_copy_s:>7.2f}")
+    print(f"{'JDBC sink, insert, from the topic (JSON; COPY)':52} {n / sink_s:>10,.0f} {bare_write_s / sink_s:>7.2f}"
+          f"  ({bare_copy_s / sink_s:.2f} of COPY)")
 
 
 if __name__ == "__main__":
