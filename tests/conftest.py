@@ -1,5 +1,6 @@
 """Fixtures: a real embedded Apache Kafka broker (one per session, a second on demand), a local
-SparkSession with quiet logs and small memory, and a real Schema Registry (Apicurio, on demand)."""
+SparkSession with quiet logs and small memory, a real Schema Registry (Apicurio, on demand) and a real
+PostgreSQL server (on demand)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if "schema_registry" in names:
             item.add_marker(pytest.mark.registry)
-        if not any(item.iter_markers(name=m) for m in ("broker", "spark", "notebook", "registry")):
+        if "postgres" in names:
+            item.add_marker(pytest.mark.postgres)
+        if not any(item.iter_markers(name=m) for m in ("broker", "spark", "notebook", "registry", "postgres")):
             item.add_marker(pytest.mark.unit)
 
 
@@ -71,6 +74,18 @@ def schema_registry() -> SchemaRegistry:
     registry.start()
     yield registry
     registry.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The session's PostgreSQL server (Debian's postgresql package, initdb'd into a temporary directory, on a
+    free port): ``.sqlalchemy_url``, ``.jdbc_url``, ``.user``, ``.password``, ``.create_database(name)``."""
+    from connect_magics.local.postgres import PostgresServer
+
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Built-in connectors: Kafka's FileStream connectors, a deterministic data generator, a verifying sink and
-the Spark table connectors.
+"""Built-in connectors: Kafka's FileStream connectors, a deterministic data generator, a verifying sink,
+the Spark table connectors and Confluent's JDBC source and sink (on SQLAlchemy).
 
 Nothing here is registered as a plugin; each class names its Kafka (Java) class names in ``ALIASES``.
 
@@ -21,6 +21,12 @@ from connect_magics.connectors.file import (
     FileStreamSourceConnector,
     FileStreamSourceTask,
 )
+from connect_magics.connectors.jdbc import (
+    JdbcSinkConnector,
+    JdbcSinkTask,
+    JdbcSourceConnector,
+    JdbcSourceTask,
+)
 from connect_magics.connectors.sequence import SequenceSourceConnector, SequenceSourceTask
 from connect_magics.connectors.spark_table import (
     SparkTableSinkConnector,
@@ -32,6 +38,7 @@ from connect_magics.connectors.verifying import VerifyingSinkConnector, Verifyin
 
 __all__ = [
     "FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask",
+    "JdbcSinkConnector", "JdbcSinkTask", "JdbcSourceConnector", "JdbcSourceTask",
     "SequenceSourceConnector", "SequenceSourceTask", "SparkTableSinkConnector", "SparkTableSinkTask",
     "SparkTableSourceConnector", "SparkTableSourceTask", "VerifyingSinkConnector", "VerifyingSinkTask", "version",
 ]

@@ -1,0 +1,168 @@
+"""The JDBC source and sink against bare SQLAlchemy/psycopg loops, in the same run on the same PostgreSQL.
+
+Run:  python bench/bench_jdbc.py [--rows 50000] [--bootstrap HOST:PORT]
+
+A PostgreSQL (Debian's package, :class:`connect_magics.local.postgres.PostgresServer`) and, unless
+``--bootstrap`` is given, the embedded broker are started. A table of ``--rows`` rows (id, customer,
+amount NUMERIC(12,2), note, updated_at) is
+
+* read by the JDBC source in incrementing mode (``batch.max.rows`` 1000, JsonConverter with schemas) into a
+  fresh topic: rows/s from the connector's creation until the topic holds every row; beside a bare loop
+  streaming the same query with SQLAlchemy (``yield_per`` 1000) and building a dict per row;
+* written by the JDBC sink (``insert.mode`` insert, ``pk.mode`` record_value) from that topic into an empty
+  table: rows/s from the connector's creation until the table holds every row; beside a bare loop inserting
+  the same rows with ``executemany`` in batches of 3000 (the sink's ``batch.size``), and a bare ``COPY`` loop
+  (psycopg ``write_row``), which is what the sink uses on PostgreSQL.
+
+Prints one table with the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import decimal
+import tempfile
+import time
+import uuid
+
+import sqlalchemy as sa
+from confluent_kafka import Consumer, TopicPartition
+
+from connect_magics import ConnectRuntime
+from connect_magics.local import EmbeddedBroker
+from connect_magics.local.postgres import PostgresServer
+
+JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+
+
+def fill(engine: sa.Engine, rows: int) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE orders (id BIGINT PRIMARY KEY, customer TEXT NOT NULL, amount NUMERIC(12, 2), "
+                             "note TEXT, updated_at TIMESTAMP(3) NOT NULL)"))
+        conn.execute(sa.text("INSERT INTO orders SELECT i, 'customer ' || (i % 97), (i % 10000) / 4.0, "
+                             "CASE WHEN i % 5 = 0 THEN NULL ELSE 'note ' || i END, "
+                             "TIMESTAMP '2025-01-01' + i * INTERVAL '1 millisecond' FROM generate_series(1, :n) i"),
+                     {"n": rows})
+
+
+def bare_read(engine: sa.Engine) -> tuple[float, list[dict]]:
+    start = time.perf_counter()
+    out = []
+    with engine.connect() as conn:
+        result = conn.execution_options(stream_results=True, yield_per=1000).execute(
+            sa.text("SELECT * FROM orders WHERE id > :last ORDER BY id"), {"last": -1})
+        for row in result:
+            out.append(dict(row._mapping))
+    return time.perf_counter() - start, out
+
+
+def bare_write(engine: sa.Engine, rows: list[dict]) -> float:
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE bare_orders (id BIGINT PRIMARY KEY, customer TEXT NOT NULL, "
+                             "amount NUMERIC, note TEXT, updated_at TIMESTAMP NOT NULL)"))
+    table = sa.Table("bare_orders", sa.MetaData(), autoload_with=engine)
+    start = time.perf_counter()
+    with engine.begin() as conn:
+        for i in range(0, len(rows), 3000):
+            conn.execute(table.insert(), rows[i:i + 3000])
+    return time.perf_counter() - start
+
+
+def bare_copy(engine: sa.Engine, rows: list[dict]) -> float:
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE copy_orders (id BIGINT PRIMARY KEY, customer TEXT NOT NULL, "
+                             "amount NUMERIC, note TEXT, updated_at TIMESTAMP NOT NULL)"))
+    columns = list(rows[0])
+    start = time.perf_counter()
+    with engine.begin() as conn:
+        raw = conn.connection.driver_connection
+        with raw.cursor() as cursor, cursor.copy(f"COPY copy_orders ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[c] for c in columns])
+    return time.perf_counter() - start
+
+
+def topic_size(bootstrap: str, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "jdbc-bench"})
+    try:
+        md = consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if md is None or md.error is not None:
+            return 0
+        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in md.partitions)
+    finally:
+        consumer.close()
+
+
+def count(engine: sa.Engine, table: str) -> int:
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(table):
+            return 0
+        return conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=50_000)
+    ap.add_argument("--bootstrap")
+    args = ap.parse_args()
+    broker = None
+    if args.bootstrap is None:
+        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="jdbc-bench-broker-"))
+        broker.start()
+    bootstrap = args.bootstrap or broker.bootstrap_servers
+    pg = PostgresServer().start()
+    try:
+        source = sa.create_engine(pg.sqlalchemy_url)
+        target = sa.create_engine(pg.create_database("target"))
+        fill(source, args.rows)
+        bare_read_s, rows = bare_read(source)
+        for row in rows:
+            row["amount"] = decimal.Decimal(row["amount"]) if row["amount"] is not None else None
+        bare_write_s = bare_write(target, rows)
+        bare_copy_s = bare_copy(target, rows)
+
+        run = uuid.uuid4().hex[:8]
+        topic_prefix = f"bench-{run}-"
+        topic = topic_prefix + "orders"
+        with ConnectRuntime(bootstrap, f"jdbc-bench-{run}") as rt:
+            start = time.perf_counter()
+            rt.create_connector("src", {
+                "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector", "connection.url": pg.jdbc_url,
+                "connection.user": pg.user, "connection.password": pg.password, "mode": "incrementing",
+                "incrementing.column.name": "id", "table.whitelist": "orders", "topic.prefix": topic_prefix,
+                "batch.max.rows": "1000", "topic.creation.default.replication.factor": "1",
+                "topic.creation.default.partitions": "1", **JSON})
+            while topic_size(bootstrap, topic) < args.rows:
+                time.sleep(0.05)
+            source_s = time.perf_counter() - start
+            start = time.perf_counter()
+            rt.create_connector("dst", {
+                "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+                "connection.url": pg.jdbc_url.rsplit("/", 1)[0] + "/target", "connection.user": pg.user,
+                "connection.password": pg.password, "topics": topic, "insert.mode": "insert",
+                "pk.mode": "record_value", "pk.fields": "id", "auto.create": "true", "table.name.format": "orders",
+                "consumer.override.max.poll.records": "3000", **JSON})
+            while count(target, "orders") < args.rows:
+                time.sleep(0.05)
+            sink_s = time.perf_counter() - start
+        source.dispose()
+        target.dispose()
+    finally:
+        pg.stop()
+        if broker is not None:
+            broker.stop()
+    n = args.rows
+    print(f"{n} rows, PostgreSQL {pg.bin.parent.name}")
+    print(f"{'':52} {'rows/s':>10} {'ratio':>7}")
+    print(f"{'bare SQLAlchemy read loop (yield_per 1000)':52} {n / bare_read_s:>10,.0f} {'1.00':>7}")
+    print(f"{'JDBC source, incrementing, into a topic (JSON)':52} {n / source_s:>10,.0f} "
+          f"{bare_read_s / source_s:>7.2f}")
+    print(f"{'bare executemany loop (3000 rows a statement)':52} {n / bare_write_s:>10,.0f} {'1.00':>7}")
+    print(f"{'bare COPY loop (write_row)':52} {n / bare_copy_s:>10,.0f} {bare_write_s / bare_copy_s:>7.2f}")
+    print(f"{'JDBC sink, insert, from the topic (JSON; COPY)':52} {n / sink_s:>10,.0f} {bare_write_s / sink_s:>7.2f}"
+          f"  ({bare_copy_s / sink_s:.2f} of COPY)")
+
+
+if __name__ == "__main__":
+    main()

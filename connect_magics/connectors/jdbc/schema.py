@@ -1,0 +1,277 @@
+"""SQL column types <-> Connect schemas, and values both ways, as Confluent's JDBC connector maps them.
+
+Source side (``numeric.mapping=none``): SMALLINT -> INT16, INTEGER -> INT32, BIGINT -> INT64, REAL -> FLOAT32,
+DOUBLE/FLOAT -> FLOAT64, BOOLEAN -> BOOLEAN, NUMERIC(p, s) -> Decimal(s) (``best_fit``: INT8..INT64 for
+scale 0 and precision < 19, else FLOAT64 when the precision allows), character types, UUID, JSON, enums ->
+STRING, binary -> BYTES, DATE -> Date, TIME -> Time, TIMESTAMP -> Timestamp. A nullable column gives an
+optional schema. Columns of other types are left out (with a warning), as Confluent's connector does.
+
+Sink side: the reverse, with TEXT for STRING and NUMERIC for Decimal.
+
+>>> import sqlalchemy as sa
+>>> column_schema(sa.Column("n", sa.Numeric(10, 2), nullable=False), "none")[0].name
+'org.apache.kafka.connect.data.Decimal'
+>>> sql_type(OPTIONAL_INT64_SCHEMA)
+BigInteger()
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from connect_magics.api.data import (
+    OPTIONAL_INT64_SCHEMA,
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Time,
+    Timestamp,
+)
+from connect_magics.api.errors import ConnectException
+
+log = logging.getLogger(__name__)
+
+UTC = dt.timezone.utc
+Convert = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _builder(type_: SchemaType) -> SchemaBuilder:
+    return SchemaBuilder(type_)
+
+
+def column_schema(column: Any, numeric_mapping: str, zone: dt.tzinfo = UTC) -> tuple[Schema, Convert] | None:
+    """The Connect schema of a column (a SQLAlchemy ``Column`` or reflected dict with ``type``/``nullable``)
+    and how to convert its values; None for a type with no mapping."""
+    type_ = column.type if hasattr(column, "type") else column["type"]
+    nullable = column.nullable if hasattr(column, "nullable") else column.get("nullable", True)
+    found = _type_schema(type_, numeric_mapping, zone)
+    if found is None:
+        return None
+    builder, convert = found
+    if nullable:
+        builder.optional()
+    return builder.build(), convert
+
+
+def _type_schema(type_: Any, numeric_mapping: str, zone: dt.tzinfo) -> tuple[SchemaBuilder, Convert] | None:
+    if isinstance(type_, sa.Boolean):
+        return _builder(SchemaType.BOOLEAN), _identity
+    if isinstance(type_, sa.SmallInteger):
+        return _builder(SchemaType.INT16), _identity
+    if isinstance(type_, sa.BigInteger):
+        return _builder(SchemaType.INT64), _identity
+    if isinstance(type_, sa.Integer):
+        return _builder(SchemaType.INT32), _identity
+    if isinstance(type_, sa.Float):  # before Numeric: Float is a Numeric; REAL and DOUBLE are Floats
+        precision = getattr(type_, "precision", None)
+        single = isinstance(type_, sa.REAL) or type(type_).__name__ in ("REAL", "FLOAT4") \
+            or (precision is not None and precision <= 24 and not isinstance(type_, sa.Double))
+        return (_builder(SchemaType.FLOAT32 if single else SchemaType.FLOAT64), _float)
+    if isinstance(type_, sa.Numeric):
+        precision, scale = type_.precision, type_.scale
+        if numeric_mapping == "best_fit" and scale is not None and precision is not None:
+            if scale == 0 and precision < 19:
+                kind = (SchemaType.INT8 if precision < 3 else SchemaType.INT16 if precision < 5
+                        else SchemaType.INT32 if precision < 10 else SchemaType.INT64)
+                return _builder(kind), _int
+            if precision <= 15:
+                return _builder(SchemaType.FLOAT64), _float
+        if scale is None:  # NUMERIC without a declared scale: a double, as best_fit would do
+            return _builder(SchemaType.FLOAT64), _float
+        builder = Decimal.builder(scale)
+        if precision is not None:
+            builder.parameter(Decimal.PRECISION_FIELD, str(precision))
+        return builder, _decimal(scale)
+    if isinstance(type_, sa.DateTime):
+        return Timestamp.builder(), _timestamp(zone)
+    if isinstance(type_, sa.Date):
+        return Date.builder(), _date
+    if isinstance(type_, sa.Time):
+        return Time.builder(), _time
+    if isinstance(type_, sa.Interval):
+        return None
+    if isinstance(type_, (sa.LargeBinary, sa.types._Binary)):
+        return _builder(SchemaType.BYTES), _bytes
+    if isinstance(type_, (sa.JSON, postgresql.JSONB)):
+        return _builder(SchemaType.STRING), _json
+    if isinstance(type_, (sa.String, sa.Enum, sa.Uuid, postgresql.UUID, postgresql.INET, postgresql.CIDR)):
+        return _builder(SchemaType.STRING), _str
+    return None
+
+
+def _float(value: Any) -> Any:
+    return None if value is None else float(value)
+
+
+def _int(value: Any) -> Any:
+    return None if value is None else int(value)
+
+
+def _str(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def _json(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _bytes(value: Any) -> Any:
+    return None if value is None or isinstance(value, bytes) else bytes(value)
+
+
+_WIDE = decimal.Context(prec=1000)
+
+
+def _decimal(scale: int) -> Convert:
+    exponent = decimal.Decimal(1).scaleb(-scale)
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, decimal.Decimal):
+            value = decimal.Decimal(str(value))
+        return value.quantize(exponent, context=_WIDE)
+    return convert
+
+
+def _timestamp(zone: dt.tzinfo) -> Convert:
+    in_utc = zone is UTC or getattr(zone, "key", None) in ("UTC", "Etc/UTC")
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):  # SQLite columns without a declared type
+            value = dt.datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            if in_utc:
+                return value.replace(tzinfo=UTC)
+            value = value.replace(tzinfo=zone)
+        return value.astimezone(UTC)
+    return convert
+
+
+def _date(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, str):
+        return dt.date.fromisoformat(value)
+    return value
+
+
+def _time(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, dt.timedelta):  # MySQL TIME
+        return (dt.datetime.min + value).time()
+    return value.replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+def timestamp_parts(value: dt.datetime) -> tuple[int, int]:
+    """Confluent's offset of a timestamp: epoch milliseconds and the nanoseconds of its second.
+
+    >>> timestamp_parts(dt.datetime(1970, 1, 1, 0, 0, 1, 2500, tzinfo=UTC))
+    (1002, 2500000)
+    """
+    delta = value - dt.datetime(1970, 1, 1, tzinfo=UTC)
+    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return micros // 1000, (micros % 1_000_000) * 1000
+
+
+def timestamp_of(millis: int, nanos: int | None) -> dt.datetime:
+    """The inverse of :func:`timestamp_parts` (to the microsecond, Python's precision).
+
+    >>> timestamp_of(1002, 2500000)
+    datetime.datetime(1970, 1, 1, 0, 0, 1, 2500, tzinfo=datetime.timezone.utc)
+    """
+    seconds = millis // 1000
+    micros = (nanos // 1000) if nanos is not None else (millis % 1000) * 1000
+    return dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(seconds=seconds, microseconds=micros)
+
+
+# ------------------------------------------------------------------------------------------- sink side
+
+
+def sql_type(schema: Schema) -> Any:
+    """The SQLAlchemy type of a column for a Connect schema (what ``auto.create`` / ``auto.evolve`` use)."""
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return sa.Numeric(scale=Decimal.scale(schema), asdecimal=True)
+    if name == Date.LOGICAL_NAME:
+        return sa.Date()
+    if name == Time.LOGICAL_NAME:
+        return sa.Time()
+    if name == Timestamp.LOGICAL_NAME:
+        return sa.DateTime()
+    t = schema.type
+    if t in (SchemaType.INT8, SchemaType.INT16):
+        return sa.SmallInteger()
+    if t is SchemaType.INT32:
+        return sa.Integer()
+    if t is SchemaType.INT64:
+        return sa.BigInteger()
+    if t is SchemaType.FLOAT32:
+        return sa.REAL()
+    if t is SchemaType.FLOAT64:
+        return sa.Double()
+    if t is SchemaType.BOOLEAN:
+        return sa.Boolean()
+    if t is SchemaType.STRING:
+        return sa.Text()
+    if t is SchemaType.BYTES:
+        return sa.LargeBinary()
+    raise ConnectException(f"{t} (type {schema.type}) type doesn't have a mapping to the SQL database column type")
+
+
+def value_schema_of(value: Any) -> Schema:
+    """A schema for a schemaless value (JSON without schemas): what ``auto.create`` makes its column from."""
+    if isinstance(value, bool):
+        return SchemaBuilder.boolean().optional().build()
+    if isinstance(value, int):
+        return OPTIONAL_INT64_SCHEMA
+    if isinstance(value, float):
+        return SchemaBuilder.float64().optional().build()
+    if isinstance(value, (bytes, bytearray)):
+        return SchemaBuilder.bytes().optional().build()
+    if isinstance(value, decimal.Decimal):
+        exponent = value.as_tuple().exponent
+        return Decimal.builder(-exponent if isinstance(exponent, int) else 0).optional().build()
+    if isinstance(value, dt.datetime):
+        return Timestamp.builder().optional().build()
+    if isinstance(value, dt.date):
+        return Date.builder().optional().build()
+    return SchemaBuilder.string().optional().build()
+
+
+def sink_value(value: Any, column_type: Any) -> Any:
+    """A Connect value as the column wants it: timestamps naive in UTC for columns without a time zone,
+    structures (schemaless JSON) as JSON text, UUIDs as text."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None and not getattr(column_type, "timezone", False):
+            return value.astimezone(UTC).replace(tzinfo=None)
+        if value.tzinfo is None and getattr(column_type, "timezone", False):
+            return value.replace(tzinfo=UTC)
+        return value
+    if isinstance(value, (dict, list)) and not isinstance(column_type, (sa.JSON, postgresql.JSONB)):
+        return json.dumps(value, separators=(",", ":"), default=str)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value

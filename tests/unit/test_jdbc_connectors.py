@@ -1,0 +1,251 @@
+"""The JDBC connectors' pure parts: URL translation, type mapping, table splitting across tasks (on SQLite
+files), and their modules' examples."""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from connect_magics.api.config import ConfigException
+from connect_magics.api.data import Date, Decimal, SchemaType, Time, Timestamp
+from connect_magics.connectors.jdbc import JdbcSinkConnector, JdbcSourceConnector
+from connect_magics.connectors.jdbc.dialect import sqlalchemy_url
+from connect_magics.connectors.jdbc.schema import column_schema, sql_type, timestamp_of, timestamp_parts
+
+
+@pytest.mark.parametrize("module", ["dialect", "schema", "config", "source", "sink", "__init__"])
+def test_module_examples(module: str) -> None:
+    name = "connect_magics.connectors.jdbc" + ("" if module == "__init__" else f".{module}")
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize(("url", "user", "password", "expected"), [
+    ("jdbc:postgresql://db:5433/shop", None, None, "postgresql+psycopg://db:5433/shop"),
+    ("jdbc:postgresql://db/shop?user=ann&password=pw&sslmode=require", None, None,
+     "postgresql+psycopg://ann:pw@db/shop?sslmode=require"),
+    ("jdbc:postgresql://db:5432/shop", "bob", "s e/cret", "postgresql+psycopg://bob:s e%2Fcret@db:5432/shop"),
+    ("jdbc:postgresql:shop", None, None, "postgresql+psycopg://localhost/shop"),
+    ("jdbc:sqlite:/tmp/a.db", None, None, "sqlite:////tmp/a.db"),
+    ("jdbc:sqlite:relative.db", None, None, "sqlite:///relative.db"),
+    ("jdbc:sqlite::memory:", None, None, "sqlite://"),
+    ("jdbc:mysql://h:3306/d", "u", None, "mysql+pymysql://u@h:3306/d"),
+    ("postgresql://u@h/d", None, None, "postgresql+psycopg://u@h/d"),
+    ("sqlite:///x.db", None, None, "sqlite:///x.db"),
+])
+def test_connection_urls(url: str, user: str | None, password: str | None, expected: str) -> None:
+    assert sqlalchemy_url(url, user, password).render_as_string(hide_password=False) == expected
+
+
+@pytest.mark.parametrize("url", ["", "jdbc:db2://h/x", "not a url"])
+def test_bad_urls_name_connection_url(url: str) -> None:
+    with pytest.raises(ConfigException) as e:
+        sqlalchemy_url(url, None, None)
+    assert e.value.name == "connection.url"
+
+
+def test_sql_types_map_to_connect_schemas_and_back() -> None:
+    def schema(type_: sa.types.TypeEngine, nullable: bool = True):
+        return column_schema(sa.Column("c", type_, nullable=nullable), "none")[0]
+    assert schema(sa.SmallInteger()).type is SchemaType.INT16
+    assert schema(sa.Integer(), False).type is SchemaType.INT32 and not schema(sa.Integer(), False).optional
+    assert schema(sa.BigInteger()).type is SchemaType.INT64 and schema(sa.BigInteger()).optional
+    assert schema(sa.REAL()).type is SchemaType.FLOAT32
+    assert schema(sa.Double()).type is SchemaType.FLOAT64
+    assert schema(sa.Boolean()).type is SchemaType.BOOLEAN
+    assert schema(sa.Text()).type is SchemaType.STRING and schema(sa.Uuid()).type is SchemaType.STRING
+    assert schema(sa.LargeBinary()).type is SchemaType.BYTES
+    assert schema(sa.Date()).name == Date.LOGICAL_NAME and schema(sa.Time()).name == Time.LOGICAL_NAME
+    assert schema(sa.DateTime()).name == Timestamp.LOGICAL_NAME
+    decimal_schema = schema(sa.Numeric(12, 3))
+    assert decimal_schema.name == Decimal.LOGICAL_NAME and Decimal.scale(decimal_schema) == 3
+    best_fit = column_schema(sa.Column("c", sa.Numeric(9, 0)), "best_fit")[0]
+    assert best_fit.type is SchemaType.INT32
+    assert column_schema(sa.Column("c", sa.Interval()), "none") is None  # left out, as Confluent's
+    for type_ in (sa.SmallInteger(), sa.Integer(), sa.BigInteger(), sa.Boolean(), sa.Text(), sa.Date(),
+                  sa.DateTime(), sa.Numeric(10, 2)):
+        assert type(sql_type(schema(type_))) is type(type_)
+
+
+def test_timestamp_offsets_are_confluents() -> None:
+    value = dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone.utc)
+    ms, nanos = timestamp_parts(value)
+    assert ms == 1714979289123 and nanos == 123456000  # java.sql.Timestamp's getTime() and getNanos()
+    assert timestamp_of(ms, nanos) == value
+    assert timestamp_of(ms, None) == value.replace(microsecond=123000)
+
+
+def test_tables_are_split_across_tasks(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    for name in ("a", "b", "c", "d", "e"):
+        sa.Table(name, meta, sa.Column("id", sa.Integer, primary_key=True))
+    meta.create_all(engine)
+    engine.dispose()
+    base = {"connection.url": f"jdbc:sqlite:{db}", "mode": "bulk", "topic.prefix": "p-",
+            "table.poll.interval.ms": "600000"}
+    cases = [({}, 2, ["a,b,c", "d,e"]), ({}, 9, ["a", "b", "c", "d", "e"]),
+             ({"table.whitelist": "b,d"}, 4, ["b", "d"]), ({"table.blacklist": "a,e"}, 1, ["b,c,d"])]
+    for extra, max_tasks, expected in cases:
+        connector = JdbcSourceConnector()
+        connector.start({**base, **extra})
+        try:
+            configs = connector.task_configs(max_tasks)
+        finally:
+            connector.stop()
+        assert [c["tables"] for c in configs] == expected
+        assert all(c["topic.prefix"] == "p-" for c in configs)
+    query = JdbcSourceConnector()
+    query.start({**base, "query": "SELECT * FROM a"})
+    assert len(query.task_configs(3)) == 1
+
+
+def test_validation_names_the_field() -> None:
+    values = JdbcSinkConnector().validate({"connection.url": "jdbc:sqlite::memory:", "insert.mode": "upsert"})
+    errors = {v.name: v.errors for v in values if v.errors}
+    assert list(errors) == ["pk.mode"]
+    values = JdbcSourceConnector().validate({"connection.url": "jdbc:sqlite::memory:", "topic.prefix": "p",
+                                             "mode": "timestamp+incrementing", "query": "SELECT 1",
+                                             "timestamp.column.name": "ts"})
+    errors = {v.name: v.errors for v in values if v.errors}
+    assert list(errors) == ["incrementing.column.name"]
+
+
+def _records(schema, values, topic="t", start=0):
+    from connect_magics.api.data import Struct
+    from connect_magics.api.records import SinkRecord, SinkRecords
+
+    out = []
+    for i, value in enumerate(values):
+        struct = None
+        if value is not None:
+            struct = Struct(schema)
+            for k, v in value.items():
+                struct.put(k, v)
+        out.append(SinkRecord(topic, 0, None, None, schema, struct, kafka_offset=start + i))
+    return SinkRecords(out)
+
+
+def _sink(db: Path, **config: str):
+    from connect_magics.connectors.jdbc import JdbcSinkTask
+
+    task = JdbcSinkTask()
+    task.start({"connection.url": f"jdbc:sqlite:{db}", "auto.create": "true", **config})
+    return task
+
+
+def _table(db: Path, name: str = "t") -> list[tuple]:
+    engine = sa.create_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(sa.text(f'SELECT * FROM "{name}" ORDER BY 1, 2'))]
+    finally:
+        engine.dispose()
+
+
+def test_sink_modes_on_sqlite(tmp_path: Path) -> None:
+    from connect_magics.api.data import SchemaBuilder
+    from connect_magics.api.errors import ConnectException
+
+    v1 = SchemaBuilder.struct().name("r").field("id", SchemaBuilder.int64().build()) \
+        .field("name", SchemaBuilder.string().optional().build()).build()
+    v2 = SchemaBuilder.struct().name("r").field("id", SchemaBuilder.int64().build()) \
+        .field("name", SchemaBuilder.string().optional().build()) \
+        .field("qty", SchemaBuilder.int32().optional().build()).build()
+    db = tmp_path / "s.db"
+
+    # insert with pk.mode=kafka: the coordinates are the key; a redelivery under upsert rewrites the same rows
+    kafka = _sink(db, **{"pk.mode": "kafka", "insert.mode": "upsert", "table.name.format": "k_${topic}"})
+    kafka.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]))
+    kafka.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]))
+    assert _table(db, "k_t") == [("t", 0, 0, 1, "a"), ("t", 0, 1, 1, "b")]
+    kafka.stop()
+
+    # record_value upserts: the last value of a key wins, also inside one batch
+    upsert = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert"})
+    upsert.put(_records(v1, [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 1, "name": "c"}]))
+    assert _table(db) == [(1, "c"), (2, "b")]
+    # a new optional field without auto.evolve is refused, with it the column is added
+    with pytest.raises(ConnectException, match="auto-evolution is disabled"):
+        upsert.put(_records(v2, [{"id": 3, "name": "x", "qty": 5}]))
+    upsert.stop()
+    evolving = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert",
+                            "auto.evolve": "true"})
+    from connect_magics.api.records import SinkRecords
+
+    mixed = [*_records(v1, [{"id": 10, "name": "old"}]), *_records(v2, [{"id": 3, "name": "x", "qty": 5}])]
+    evolving.put(SinkRecords(mixed))  # the schema changes inside one batch: written in two runs
+    assert _table(db) == [(1, "c", None), (2, "b", None), (3, "x", 5), (10, "old", None)]
+    with sa.create_engine(f"sqlite:///{db}").begin() as conn:
+        conn.execute(sa.text("DELETE FROM t WHERE id = 10"))
+    evolving.stop()
+
+    # update touches existing rows only
+    update = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "update"})
+    update.put(_records(v2, [{"id": 2, "name": "B", "qty": 7}, {"id": 9, "name": "nine", "qty": 1}]))
+    assert _table(db) == [(1, "c", None), (2, "B", 7), (3, "x", 5)]
+    update.stop()
+
+    # plain insert of an existing key fails the batch (nothing of it is written)
+    insert = _sink(db, **{"pk.mode": "record_value", "pk.fields": "id", "max.retries": "0"})
+    with pytest.raises(ConnectException):
+        insert.put(_records(v2, [{"id": 4, "name": "d", "qty": 0}, {"id": 1, "name": "dup", "qty": 0}]))
+    assert [r[0] for r in _table(db)] == [1, 2, 3]
+    insert.stop()
+
+    # a missing table without auto.create is refused, naming it
+    strict = _sink(db, **{"auto.create": "false", "table.name.format": "absent"})
+    with pytest.raises(ConnectException, match='Table "absent" is missing and auto-creation is disabled'):
+        strict.put(_records(v1, [{"id": 1, "name": "a"}]))
+    strict.stop()
+
+
+def _poll_all(task) -> list:
+    out = []
+    while True:
+        records = task.poll()
+        if not records:
+            return out
+        out += records
+
+
+def test_source_query_mode_and_timestamp_ties(tmp_path: Path) -> None:
+    """A query in incrementing mode; in timestamp mode a record inside a tie of timestamps carries the offset
+    before the tie, so that a restart from it re-reads the whole tie."""
+    from connect_magics.connectors.jdbc import JdbcSourceTask
+
+    db = tmp_path / "q.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    t = sa.Table("t", meta, sa.Column("id", sa.Integer, primary_key=True), sa.Column("v", sa.Text),
+                 sa.Column("ts", sa.DateTime, nullable=False))
+    meta.create_all(engine)
+    base = dt.datetime(2025, 1, 1)
+    with engine.begin() as conn:  # timestamps 0, 1, 1, 1, 2 seconds
+        conn.execute(t.insert(), [{"id": i, "v": f"v{i}", "ts": base + dt.timedelta(seconds=s)}
+                                  for i, s in [(1, 0), (2, 1), (3, 1), (4, 1), (5, 2)]])
+    engine.dispose()
+    common = {"connection.url": f"jdbc:sqlite:{db}", "topic.prefix": "q", "poll.interval.ms": "60000",
+              "batch.max.rows": "2"}
+    query = JdbcSourceTask()
+    query.start({**common, "mode": "incrementing", "incrementing.column.name": "id",
+                 "query": "SELECT id, v FROM t WHERE id > 1"})
+    records = _poll_all(query)
+    query.stop()
+    assert [(r.topic, r.source_partition, r.source_offset, r.value.get("v")) for r in records] == [
+        ("q", {"query": "query"}, {"incrementing": i}, f"v{i}") for i in range(2, 6)]
+
+    ts = JdbcSourceTask()
+    ts.start({**common, "mode": "timestamp", "timestamp.column.name": "ts", "tables": "t"})
+    records = _poll_all(ts)
+    ts.stop()
+    ms0 = int((base.replace(tzinfo=dt.timezone.utc).timestamp()) * 1000)
+    assert [r.value.get("id") for r in records] == [1, 2, 3, 4, 5]
+    assert [r.source_offset["timestamp"] - ms0 for r in records] == [0, 0, 0, 1000, 2000]
+    assert records[0].source_partition == {"protocol": "1", "table": "t"}
