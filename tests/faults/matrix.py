@@ -33,6 +33,7 @@ import faulthandler
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -597,6 +598,22 @@ def coordinator_finder(target: Target, executor: str, kind: str, exactly_once: b
     return lambda: target.coordinator_of_group(group_id)
 
 
+def dump_task_processes() -> list[int]:
+    """Ask this process's task processes (the ``processes`` executor's) to print their threads' stacks to their
+    stderr, which is this process's (SIGUSR1, their faulthandler); returns their pids."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
+                continue
+            if b"connect_magics.runtime.executors.processes" in (stat.parent / "cmdline").read_bytes():
+                os.kill(int(stat.parent.name), signal.SIGUSR1)
+                pids.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    return pids
+
+
 _RUN_ROOT: list[Path] = []
 
 
@@ -710,6 +727,9 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
                 result.visible = False
                 with open(workdir / "stacks.txt", "w") as stacks:  # where this process's threads are stuck
                     faulthandler.dump_traceback(stacks, all_threads=True)
+                dumped = dump_task_processes()
+                if dumped:
+                    result.notes.append(f"task processes {dumped} printed their stacks on stderr")
                 result.stalled = " ".join(f"{n}:{'/'.join(t.get('state', '?') for t in ts)}"
                                           for n, ts in tasks_of(driver, names, result.notes).items())
             if at_end >= records:
