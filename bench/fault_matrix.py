@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from faults.matrix import EXECUTORS, FAULTS, KINDS, CaseResult, run_case, runtime_state, table  # noqa: E402
+from faults.matrix import EXECUTORS, FAULTS, KINDS, CaseResult, run_case, run_root, runtime_state, table  # noqa: E402
 
 LOOP_RECORDS = 300_000
 LOOP_OUTAGE_S = 30.0
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop", type=int, default=0, metavar="N", help="issue 31's reproduction, N runs")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that atexit stops the brokers it started
-    print(f"connect_magics {runtime_state()}", flush=True)
+    print(f"connect_magics {runtime_state()}; cases run in {run_root()}", flush=True)
     if args.loop:
         return loop(args.loop, args)
     faults = choices(args.faults, FAULTS, "fault")

@@ -149,6 +149,7 @@ class EmbeddedBroker:
         self.quorum_voters = quorum_voters
         self.cluster_id = cluster_id
         self._paused = False
+        self._had_data = False  # this handle saw its data directory formatted: a restart needs it still there
         state = self._read_state()
         self.port = port or state.get("port") or free_port()
         self.controller_port = state.get("controller_port") or free_port()
@@ -230,8 +231,12 @@ class EmbeddedBroker:
     def _java_cmd(self, java: str, classpath: str, main: str, *args: str) -> list[str]:
         return java_command(java, self.heap, self.data_dir / "log4j2.properties", classpath, main, *args)
 
+    @property
+    def _meta_file(self) -> Path:
+        return self.data_dir / "kafka-logs" / "meta.properties"
+
     def _format(self, java: str, classpath: str) -> None:
-        if (self.data_dir / "kafka-logs" / "meta.properties").exists():
+        if self._meta_file.exists():
             return
         cluster_id = self.cluster_id or new_cluster_id()
         out = subprocess.run(
@@ -252,10 +257,15 @@ class EmbeddedBroker:
             if port_in_use(port):
                 raise BrokerError(f"Port {port} on {HOST} (the {what} port) is already in use. Choose another "
                                   "port (--port), or stop whatever listens there.")
+        if self._had_data and not self._meta_file.exists():
+            raise BrokerError(f"The Kafka data directory {self.data_dir} vanished or was emptied since this broker last "
+                              "ran: a restart would format a new, empty cluster in its place and the clients would "
+                              "find their topics gone. Something else removed it; start a new EmbeddedBroker instead.")
         java = find_java(self._java)
         classpath = kafka_classpath(self.kafka_version, java.executable, self.progress)
         self._write_configs()
         self._format(java.executable, classpath)
+        self._had_data = True
         env = None
         if self.slow_fsync_ms is not None:
             from connect_magics.local.faults import shim_environment, write_delay

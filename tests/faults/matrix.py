@@ -26,12 +26,14 @@ visibly FAILED (a task that stopped while its status says RUNNING is "stalled").
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import faulthandler
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -596,6 +598,44 @@ def coordinator_finder(target: Target, executor: str, kind: str, exactly_once: b
     return lambda: target.coordinator_of_group(group_id)
 
 
+def dump_task_processes() -> list[int]:
+    """Ask this process's task processes (the ``processes`` executor's) to print their threads' stacks to their
+    stderr, which is this process's (SIGUSR1, their faulthandler); returns their pids."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
+                continue
+            if b"connect_magics.runtime.executors.processes" in (stat.parent / "cmdline").read_bytes():
+                os.kill(int(stat.parent.name), signal.SIGUSR1)
+                pids.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    return pids
+
+
+_RUN_ROOT: list[Path] = []
+
+
+def run_root() -> Path:
+    """This process's own directory for its cases (``$CONNECT_MAGICS_FAULT_DIR`` or the temporary directory, then a
+    unique ``connect-magics-fault-matrix-{pid}-*``): a clean-up of ``/tmp/fault-*`` by other work on the machine
+    once removed a case's broker directory during its outage. Removed at exit when no kept case is left in it."""
+    if not _RUN_ROOT:
+        parent = os.environ.get("CONNECT_MAGICS_FAULT_DIR") or None
+        if parent:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=f"connect-magics-fault-matrix-{os.getpid()}-", dir=parent))
+        _RUN_ROOT.append(root)
+        atexit.register(_remove_if_empty, root)
+    return _RUN_ROOT[0]
+
+
+def _remove_if_empty(root: Path) -> None:
+    with contextlib.suppress(OSError):
+        root.rmdir()
+
+
 def tasks_of(driver: Driver, names: list[str], notes: list[str]) -> dict[str, list[dict]]:
     statuses = {}
     for name in names:
@@ -619,7 +659,7 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
     if fault not in FAULTS or executor not in EXECUTORS or kind not in (*KINDS, "pipeline"):
         raise ValueError(f"unknown case {fault}/{executor}/{kind}")
     result = CaseResult(fault, executor, kind, exactly_once, records, outage_s)
-    workdir = Path(tempfile.mkdtemp(prefix=f"fault-{fault}-{executor}-{kind}-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"{fault}-{executor}-{kind}-", dir=run_root()))
     started = time.monotonic()
     target: Target | None = None
     driver: Driver | None = None
@@ -687,6 +727,9 @@ def run_case(fault: str, executor: str, kind: str, exactly_once: bool = False, r
                 result.visible = False
                 with open(workdir / "stacks.txt", "w") as stacks:  # where this process's threads are stuck
                     faulthandler.dump_traceback(stacks, all_threads=True)
+                dumped = dump_task_processes()
+                if dumped:
+                    result.notes.append(f"task processes {dumped} printed their stacks on stderr")
                 result.stalled = " ".join(f"{n}:{'/'.join(t.get('state', '?') for t in ts)}"
                                           for n, ts in tasks_of(driver, names, result.notes).items())
             if at_end >= records:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -113,6 +114,22 @@ def test_restart_on_same_data_dir_keeps_data(tmp_path, unique: str) -> None:
         b2.start()
         assert sorted(consume_all(b2.bootstrap_servers, topic, 3)) == [b"a", b"b", b"c"]
         b2.stop()
+    finally:
+        b.stop()
+
+
+def test_a_restart_refuses_a_data_directory_that_vanished(tmp_path) -> None:
+    """A broker whose data directory was removed while it was stopped does not come back as a new, empty cluster
+    (a fault matrix run lost its topic that way when a clean-up removed its directory during the outage)."""
+    b = EmbeddedBroker(tmp_path / "data")
+    try:
+        b.start()
+        b.stop()
+        shutil.rmtree(tmp_path / "data")
+        with pytest.raises(BrokerError, match="vanished or was emptied"):
+            b.start()
+        assert not b.is_running()
+        assert not (tmp_path / "data" / "kafka-logs").exists()
     finally:
         b.stop()
 

@@ -158,10 +158,12 @@ def _publish_metrics(runner: TaskRunner, control: TaskControlStore, generation: 
 
 def _log_to_stderr() -> None:
     """Warnings and errors of the runtime go to the hosting process's stderr (Spark's executor log; a task
-    process shares its worker's)."""
+    process shares its worker's); ``CONNECT_MAGICS_TASK_LOG_LEVEL`` (``INFO``, ``DEBUG``) says more."""
     root = logging.getLogger("connect_magics")
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s [task pid {os.getpid()}] %(threadName)s "
+                                               "%(name)s: %(message)s"))
         root.addHandler(handler)
-        root.setLevel(logging.WARNING)
+        level = os.environ.get("CONNECT_MAGICS_TASK_LOG_LEVEL", "").upper()
+        root.setLevel(level if level in ("DEBUG", "INFO", "WARNING", "ERROR") else logging.WARNING)

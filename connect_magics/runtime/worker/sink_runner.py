@@ -308,8 +308,13 @@ class SinkTaskRunner(TaskRunner):
         if self.pending is not None and time.monotonic() < self.redeliver_at:
             timeout = min(timeout, self.redeliver_at - time.monotonic())
         msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
-        if self._taken_away and msgs:  # fetched before a revoke or loss in this very poll (no longer ours, or read
-            msgs = [m for m in msgs  # again from where the task flushed them: a seek is pending)
+        if msgs and (self._taken_away or self.seeks):
+            # Not delivered: messages fetched before a revoke or loss in this very poll (no longer ours), and those
+            # of a partition whose seek is still pending (open() rewound it, or it came back after a loss and goes
+            # on after what the task flushed; librdkafka refuses the seek with _STATE until it applied the
+            # assignment). They are fetched again from the seek's offset, as Kafka Connect seeks before it
+            # delivers; delivered, they were a batch of 500 written twice after an outage.
+            msgs = [m for m in msgs
                     if (tp := TopicPartition(m.topic(), m.partition())) in self.assigned and tp not in self.seeks]
         self._taken_away = False
         if self.pending is not None:  # every partition is paused: this poll only kept the consumer alive
@@ -406,6 +411,8 @@ class SinkTaskRunner(TaskRunner):
         consumed = {}
         for p in self.consumer.position(self._position_query):
             key = (p.topic, p.partition)
+            if self.seeks and TopicPartition(p.topic, p.partition) in self.seeks:
+                continue  # its messages were dropped: its offset is the seek's, once done
             if p.offset >= 0 and self._positions.get(key) != p.offset:
                 self._positions[key] = p.offset
                 consumed[TopicPartition(p.topic, p.partition)] = p.offset
