@@ -206,7 +206,8 @@ class KafkaLog:
         # one request each (a consumer's watermark query is one request per partition).
         self._admin = new_client(AdminClient, {**base, "logger": client_logger("admin")}, what)
         self._positions: dict[int, int] = {}
-        self._committed_ends: dict[int, int] = {}  # after this log's own transactions
+        self._committed_ends: dict[int, int] = {}  # after committed transactions that wrote to this log
+        self._transaction_ends: dict[int, dict[int, int]] = {}  # id(producer) -> ends of its open transaction
         self._cond = threading.Condition()
         self._stopping = False
         self._error: BaseException | None = None
@@ -386,7 +387,8 @@ class KafkaLog:
                  producer: Producer | None = None) -> int:
         """Write many records asynchronously (the fast path for bulk writes); ``callback(first_error_or_None)``
         runs once, after the broker answered for the last one. ``producer`` replaces the log's own (a
-        transactional one, for fenced writes)."""
+        transactional one, for fenced writes): call :meth:`transaction_committed` once its transaction
+        committed."""
         if not records:
             callback(None)
             return 0
@@ -396,12 +398,15 @@ class KafkaLog:
         pending = [len(records)]
         first_error: list[BaseException | None] = [None]
         lock = threading.Lock()
+        ends = None if producer is None else self._transaction_ends.setdefault(id(producer), {})
 
-        def on_delivery(err: KafkaError | None, _msg: object) -> None:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
             with lock:
                 pending[0] -= 1
                 if err is not None and first_error[0] is None:
                     first_error[0] = KafkaException(err)
+                elif err is None and ends is not None:
+                    ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
                 last = pending[0] == 0
             if last:
                 callback(first_error[0])
@@ -458,6 +463,17 @@ class KafkaLog:
             raise TimeoutError(f"Timed out writing {count} records to {self.topic}: {left} not acknowledged")
         return count
 
+    def transaction_committed(self, producer: Producer) -> None:
+        """The transaction ``producer`` wrote records of :meth:`send_all` in committed: its markers follow the
+        commit, and until they are written a read_committed reader's end (the last stable offset) falls short
+        of those records, so :meth:`read_to_end` waits for them from now on."""
+        self._note_committed(self._transaction_ends.pop(id(producer), {}))
+
+    def _note_committed(self, ends: Mapping[int, int]) -> None:
+        with self._cond:
+            for partition, end in ends.items():
+                self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+
     def _bulk_failed(self, err: KafkaError | None, _msg: object) -> None:
         if err is not None:
             self._bulk_errors.append(KafkaException(err))
@@ -481,11 +497,7 @@ class KafkaLog:
                     with fence.transaction() as producer:
                         for key, value in records:
                             producer.produce(topic, value, key, on_delivery=delivered)
-                    # The markers follow the commit: until then a read_committed reader's end (the last
-                    # stable offset) is short of these records, so reading to the end waits for them.
-                    with self._cond:
-                        for partition, end in written.items():
-                            self._committed_ends[partition] = max(self._committed_ends.get(partition, 0), end)
+                    self._note_committed(written)  # see transaction_committed
                     break
                 except FencedError as e:
                     error = e

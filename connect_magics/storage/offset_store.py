@@ -203,6 +203,11 @@ class OffsetStore:
         done(None)
         return count
 
+    def transaction_committed(self, producer: Producer) -> None:
+        """Offsets :meth:`write` wrote through ``producer`` committed (see :meth:`KafkaLog.transaction_committed`):
+        a next instance of the task that reads them right away must find them."""
+        self.log.transaction_committed(producer)
+
     def _records(self, connector: str, known: dict[Any, bytes], frozen_keys: Iterable[Any],
                  items: Iterable[tuple[Partition, Offset]]) -> Iterator[tuple[bytes, bytes | None]]:
         """The records of ``items``, each noted in :attr:`_written` so that reading it back skips the JSON."""

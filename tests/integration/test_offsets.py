@@ -23,8 +23,10 @@ from connect_magics.connectors.sequence import SequenceSourceConnector
 from connect_magics.connectors.verifying import VerifyingSinkConnector
 from connect_magics.runtime.offsets import NOT_STOPPED, UNSUPPORTED, ZOMBIES
 from connect_magics.storage.config_store import TargetState
+from connect_magics.storage.fence import ProducerFence
 from connect_magics.storage.group_offsets import alter_group_offsets, list_group_offsets
-from connect_magics.storage.offset_store import OffsetStore
+from connect_magics.storage.kafka_log import ensure_topic
+from connect_magics.storage.offset_store import OffsetStore, freeze
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 SCHEMALESS = {"value.converter": JSON, "value.converter.schemas.enable": "false"}
@@ -850,3 +852,60 @@ def test_100k_source_partitions_altered_read_back_exactly_then_reset_to_tombston
     assert stored_offsets(bootstrap, own, name) == dict.fromkeys(expected)
     assert {k: v for k, v in stored_offsets(bootstrap, rt.worker_config["offset.storage.topic"], name).items()
             if k in expected} == dict.fromkeys(expected)  # the worker's topic gets the tombstones first
+
+
+def test_a_graceful_restart_resumes_after_every_acknowledged_record(bootstrap: str, unique: str) -> None:
+    """With offsets flushed after every poll, a stop often finds nothing new to commit while the last periodic
+    offset write is still in flight (``linger.ms`` holds the runtime's writes back to widen that window): the
+    stop must wait for that write, or the next instance of the task starts from older offsets and sends
+    records again (seen in CI as repeated sequence numbers after a plugin upgrade)."""
+    topic = f"restarts-{unique}"
+    create_topic(bootstrap, topic)
+    runtime = ConnectRuntime(bootstrap, f"restarts-{unique}", {"offset.flush.interval.ms": "0"})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"restarts-{unique}"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    seqs: list[int] = []
+
+    def read_past(count: int) -> bool:
+        seqs.extend(json.loads(m.value())["seq"] for m in consumer.consume(500, 0.1) if not m.error())
+        return len(seqs) >= count
+
+    try:
+        runtime.create_connector("restarts", {"connector.class": "SequenceSource", "topic": topic,
+                                              "rate": "100", "batch.size": "1", **SCHEMALESS})
+        for restart in range(1, 9):
+            wait_until(lambda restart=restart: read_past(20 * restart), 30, message=f"records before restart {restart}")
+            runtime.restart_task("restarts", 0)
+        wanted = len(seqs) + 20
+        wait_until(lambda: read_past(wanted), 30, message="records after the last restart")
+    finally:
+        runtime.close()
+        consumer.close()
+    repeated = [s for s, n in Counter(seqs).items() if n > 1]
+    assert not repeated, f"{len(repeated)} sequence numbers sent twice, e.g. {repeated[:10]}"
+    assert seqs == list(range(len(seqs)))
+
+
+def test_offsets_written_in_a_task_transaction_are_read_right_after_its_commit(bootstrap: str, unique: str) -> None:
+    """A fenced task writes its offsets in transactions, and the commit's markers reach the offsets topic after
+    ``commit_transaction`` returned: until then its last stable offset, where a read_committed reader's end is,
+    falls short of them. The next instance of the task, started at once, must still read them."""
+    topic = f"txn-offsets-{unique}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    ensure_topic(admin, topic, 1, 1, {"cleanup.policy": "compact"})
+    store = OffsetStore(topic, {"bootstrap.servers": bootstrap})
+    store.start()
+    fence = ProducerFence(f"txn-offsets-{unique}", {"bootstrap.servers": bootstrap})
+    fence.claim()
+    partition = {"task": "0"}
+    try:
+        for seq in range(100):
+            with fence.transaction() as producer:
+                store.write("c", [(partition, {"seq": seq})], None, producer)
+                producer.flush(30)
+            store.transaction_committed(producer)
+            store.read_to_end()
+            assert store.get("c", [partition]) == {freeze(partition): {"seq": seq}}
+    finally:
+        fence.close()
+        store.stop()

@@ -157,6 +157,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                           lambda err: errors.append(err) if err is not None else None, self.flush_timeout,
                           self._producer)
         self.fence.commit(self.fence.timeout)  # a commit that cannot end is a lost transaction, not a hang
+        if offsets:
+            self.offset_stores[-1].transaction_committed(self._producer)
         self._open_since = None
         self._last_commit = time.monotonic()
         if errors:

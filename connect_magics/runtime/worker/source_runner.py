@@ -172,6 +172,7 @@ class SourceTaskRunner(TaskRunner):
                                                                   wc.bool("topic.creation.enable"), log.debug)
         self.submitted = SubmittedRecords()
         self._last_commit = time.monotonic()
+        self._last_write: threading.Event | None = None  # set once the latest offset write was answered
         self._known_topics: set[str] = set()  # KIP-158's per-task cache of topics known to exist
         self._admin: AdminClient | None = None
         self._retry: list[SourceRecord] | None = None  # records to send again after a retriable failure
@@ -376,8 +377,8 @@ class SourceTaskRunner(TaskRunner):
         if self._unwritten:  # a lost transaction's offsets, then any newer ones
             offsets = list({freeze(p): (p, o) for p, o in (*self._unwritten, *offsets)}.values())
             self._unwritten = []
-        if not offsets:
-            return True
+        if not offsets:  # nothing new; a stop still waits for a periodic write in flight
+            return not wait or self._wait_written(self._last_write)
         for pair in offsets:
             validate_format(pair[0])
             validate_format(pair[1])
@@ -404,14 +405,19 @@ class SourceTaskRunner(TaskRunner):
                 log.warning("Task %s failed to commit offsets, committing them again later: %s", self.id, e)
                 self._unwritten = offsets
                 return False
+            self.offset_stores[-1].transaction_committed(producer)
             self._task_commit()
             return True
+        self._last_write = done
         write_offsets(self.offset_stores, self.id.connector, offsets, written, self.flush_timeout)
-        if wait:
-            deadline = time.monotonic() + self.flush_timeout
-            while not done.is_set() and time.monotonic() < deadline:
-                self.offset_stores[-1].log.poll(0.05)
-        return not errors
+        return not (wait and not self._wait_written(done)) and not errors
+
+    def _wait_written(self, done: threading.Event | None) -> bool:
+        """Wait up to the flush timeout for an offset write to be answered (True if it was, or if none)."""
+        deadline = time.monotonic() + self.flush_timeout
+        while done is not None and not done.is_set() and time.monotonic() < deadline:
+            self.offset_stores[-1].log.poll(0.05)
+        return done is None or done.is_set()
 
     def _task_commit(self) -> None:
         try:
