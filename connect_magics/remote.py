@@ -178,6 +178,13 @@ class RemoteRuntime:
                                      "the cluster's topics, which the Kafka Connect REST API does not expose: "
                                      "run it on a local runtime (%connect start) with the same config")
 
+    def rewind(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        raise RemoteUnsupportedError("Rewinding by time needs the broker's offsets for that time, and the Kafka "
+                                     "Connect REST API does not reach the broker: read them with a local runtime "
+                                     "on the same cluster, or alter the offsets (%connect offsets NAME --edit)")
+
+    undo_rewind = rewind
+
     def metrics(self) -> dict[str, dict[str, Any]]:
         raise RemoteUnsupportedError("Task metrics are not served by the Kafka Connect REST API (Kafka Connect "
                                      "publishes them over JMX)")

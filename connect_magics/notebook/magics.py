@@ -329,6 +329,21 @@ class ConnectMagics(Magics):
     def _cmd_reset_offsets(self, args: argparse.Namespace, cell: str | None) -> None:
         print(self._rt().reset_offsets(args.name)["message"])
 
+    def _cmd_rewind(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
+        rt = self._rt()
+        if args.undo:
+            if args.dry_run:
+                raise UsageError("%connect rewind: --dry-run shows a rewind's plan; --undo has none to show")
+            frame = rt.undo_rewind(args.name)
+            print(f"Connector '{args.name}': the offsets before its last rewind are back.")
+            return frame
+        to = int(args.to) if args.to is not None and args.to.isdigit() else args.to
+        frame = rt.rewind(args.name, to=to, by=args.by, apply=not args.dry_run)
+        when = frame.attrs["rewind_to"]
+        print(f"Connector '{args.name}': offsets for {when} (nothing changed: --dry-run)." if args.dry_run else
+              f"Connector '{args.name}' rewound to {when}; `%connect rewind {args.name} --undo` takes it back.")
+        return frame
+
     def _cmd_explain(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
         answer = self._rt().explain_topic_creation(args.name, args.topics or None, include_existing=not args.topics)
         if not answer["enabled"]:

@@ -22,7 +22,7 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
            "parse_many_configs", "parse_properties", "peek_converter", "selection"]
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
-                 "alter-offsets", "reset-offsets", "topics", "explain", "metrics", "plugins", "board", "dashboard",
+                 "alter-offsets", "reset-offsets", "rewind", "topics", "explain", "metrics", "plugins", "board", "dashboard",
                  "topic-explorer", "versions", "rest", "peek", "schemas", "close")
 CELL_COMMANDS = ("create", "validate")
 COMMANDS = LINE_COMMANDS + CELL_COMMANDS
@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
             named=True)
     a.add_argument("frame", metavar="VAR", help="a pandas or Spark DataFrame (as %%connect offsets gives)")
     add("reset-offsets", "reset a stopped connector's offsets", named=True)
+    w = add("rewind", "rewind a sink connector to a time, or by a duration (stop, alter, resume done for you)",
+            named=True, output=True)
+    when = w.add_mutually_exclusive_group(required=True)
+    when.add_argument("--to", metavar="TIME", help="ISO 8601 time, e.g. 2026-11-26T10:00:00Z (no zone: local "
+                      "time) or epoch milliseconds")
+    when.add_argument("--by", metavar="DURATION", help="how far back from now, e.g. 15m, 2h, PT1H")
+    when.add_argument("--undo", action="store_true", help="put back the offsets the last rewind replaced")
+    w.add_argument("--dry-run", action="store_true", help="only show the offsets; change nothing")
     add("topics", "the topics a connector has used", named=True, output=True)
     e = add("explain", "which topic creation group each topic matches, and its settings (a DataFrame)",
             named=True, output=True)

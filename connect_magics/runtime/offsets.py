@@ -131,9 +131,9 @@ def offsets_view(herder: Herder, name: str) -> tuple[dict[str, list[dict[str, An
     if desc.type == "sink":
         group = sink_group_id(name, config)
         try:
-            found = list_group_offsets(_sink_admin_config(config, herder.wc), group, REQUEST_TIMEOUT_S)
+            found = list_group_offsets(sink_admin_config(config, herder.wc), group, REQUEST_TIMEOUT_S)
         except GroupOffsetsError as e:
-            _raise_group_access(e, _sink_admin_config(config, herder.wc), "DESCRIBE", group, config,
+            _raise_group_access(e, sink_admin_config(config, herder.wc), "DESCRIBE", group, config,
                                 f"Failed to retrieve consumer group offsets for sink connector {name}")
             raise ConnectRestError(f"Failed to retrieve consumer group offsets for sink connector {name}") from e
         return {"offsets": [{"partition": {KAFKA_TOPIC_KEY: t, KAFKA_PARTITION_KEY: p},
@@ -357,7 +357,7 @@ def _parse_sink_offsets(entries: list[tuple[dict | None, dict | None]]) -> dict[
     return parsed
 
 
-def _sink_admin_config(config: Mapping[str, str], wc: WorkerConfig) -> dict[str, str]:
+def sink_admin_config(config: Mapping[str, str], wc: WorkerConfig) -> dict[str, str]:
     """The admin client of a sink connector's consumer group: the worker's admin settings and the connector's
     ``admin.override.*``; with no admin bootstrap override, the cluster its consumer overrides point at."""
     policy = wc["connector.client.config.override.policy"]
@@ -384,7 +384,7 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
     group = sink_group_id(name, config)
     try:
         hook_result = _call_hook(name, desc, config, {TopicPartition(t, p): o for (t, p), o in offsets.items()})
-        admin_config = _sink_admin_config(config, herder.wc)
+        admin_config = sink_admin_config(config, herder.wc)
         admin = AdminClient({**admin_config, "logger": client_logger("admin")})
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e
@@ -410,7 +410,7 @@ def _alter_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginD
 def _reset_sink(herder: Herder, name: str, config: dict[str, str], desc: PluginDesc) -> dict[str, str]:
     group = sink_group_id(name, config)
     try:
-        admin_config = _sink_admin_config(config, herder.wc)
+        admin_config = sink_admin_config(config, herder.wc)
         admin = AdminClient({**admin_config, "logger": client_logger("admin")})
     except Exception as e:
         raise _maybe_wrap(e, f"Failed to modify offsets for sink connector {name}") from e

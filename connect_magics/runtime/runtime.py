@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka.admin import AdminClient
 
-from connect_magics.errors import BadRequestError, ConflictError
+from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError
 from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import TOPIC_KEYS, WorkerConfig
 from connect_magics.runtime.config.worker_keys import check_worker_keys
@@ -29,6 +29,7 @@ from connect_magics.runtime.group.forwarding import RequestChannel
 from connect_magics.runtime.group.membership import GroupMembership, Role, membership_group
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
+from connect_magics.runtime.offsets import ZOMBIES
 from connect_magics.runtime.plugins.registry import Plugins
 from connect_magics.storage.authorization import (
     KafkaAuthorizationError,
@@ -37,7 +38,7 @@ from connect_magics.storage.authorization import (
     check_topic_operations,
     principal,
 )
-from connect_magics.storage.config_store import ConfigStore
+from connect_magics.storage.config_store import ConfigStore, TargetState
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
@@ -136,6 +137,7 @@ class ConnectRuntime:
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.metrics_registry.register("tasks", self.herder.task_metrics)
+        self._rewinds: dict[str, list[Any]] = {}  # per connector, the rewinds that undo_rewind can take back
         self._leading = False
         self.membership.start()
         # Bounded: a predecessor that died holds the leadership until its session times out.
@@ -507,6 +509,65 @@ class ConnectRuntime:
         from connect_magics.runtime.offsets import reset_offsets
 
         return reset_offsets(self.herder, name)
+
+    def rewind(self, name: str, to: Any = None, by: Any = None, apply: bool = True) -> Any:
+        """Rewind sink connector ``name`` to time ``to`` (epoch ms, a datetime or an ISO 8601 string; without a
+        zone, local time) or by duration ``by`` (a timedelta, ``"10m"``, ``"PT1H"``): for each partition it
+        consumes, the first offset at or after that time (the broker's offsets-for-times; the end if there is
+        none). Applied with KIP-875: the connector is stopped, its offsets altered and its target state
+        (running, paused, stopped) restored; the offsets it replaced are kept for :meth:`undo_rewind`. With
+        ``apply=False`` nothing changes: the plan is only shown. Returns the plan as a pandas DataFrame
+        (``kafka_topic``, ``kafka_partition``, ``kafka_offset_before``, ``kafka_offset``).
+
+        >>> rt.rewind("orders-sink", by="15m")                  # doctest: +SKIP
+        >>> rt.rewind("orders-sink", to="2026-11-26T10:00:00Z", apply=False)  # doctest: +SKIP
+        >>> rt.undo_rewind("orders-sink")                       # doctest: +SKIP
+        """
+        from connect_magics.runtime.rewind import parse_duration, parse_time, rewind_plan  # pandas: on use
+
+        if (to is None) == (by is None):
+            raise BadRequestError("Give the rewind one of 'to' (a time) or 'by' (a duration)")
+        to_ms = parse_time(to) if to is not None else int(time.time() * 1000) - parse_duration(by)
+        plan = rewind_plan(self.herder, name, to_ms)
+        if apply:
+            self._alter_while_stopped(name, plan.request())
+            self._rewinds.setdefault(name, []).append(plan)
+        return plan.frame()
+
+    def undo_rewind(self, name: str) -> Any:
+        """Put back the offsets the last :meth:`rewind` of ``name`` in this runtime replaced (a partition that
+        had none is reset), the same way; returns that as a DataFrame, as :meth:`rewind` does.
+
+        >>> rt.undo_rewind("orders-sink")  # doctest: +SKIP
+        """
+        if not self._rewinds.get(name):
+            raise BadRequestError(f"Connector {name} has no rewind to undo in this runtime")
+        plan = self._rewinds[name][-1].undone()
+        self._alter_while_stopped(name, plan.request())
+        self._rewinds[name].pop()
+        return plan.frame()
+
+    def _alter_while_stopped(self, name: str, request: Mapping[str, Any], timeout: float = 30.0) -> None:
+        """KIP-875's alter done for the user: stop the connector, alter (again while its tasks' consumers are
+        still leaving their group), then restore its target state, whether the alter succeeded or not."""
+        state = self.herder.configs.target_state(name)
+        if state is not TargetState.STOPPED:
+            self.stop_connector(name)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    self.alter_offsets(name, request)
+                    return
+                except ConnectRestError as e:
+                    if e.message != ZOMBIES.format(verb="alter", c=name) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)  # the group's members leave as their tasks stop
+        finally:
+            if state is TargetState.PAUSED:
+                self.pause_connector(name)
+            elif state is not TargetState.STOPPED:
+                self.resume_connector(name)
 
     def offsets_frame(self, name: str) -> Any:
         """The connector's offsets as a pandas DataFrame: one row per partition, a column per partition
