@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from connect_magics.local.broker import HOST, file_tail, free_port
-from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, connect_classpath
+from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, connect_classpath, jmx_exporter_jar
 from connect_magics.local.java import find_java, java_command
 
 DEFAULT_HEAP = "768m"
@@ -109,7 +109,7 @@ class JavaConnectWorker:
                  data_dir: str | Path | None = None, port: int | None = None,
                  kafka_version: str = DEFAULT_KAFKA_VERSION, heap: str = DEFAULT_HEAP, java: str | None = None,
                  worker_properties: Mapping[str, str] | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, prometheus_port: int | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="connect-magics-java-worker-"))
         self.port = port or free_port()
         self.group_id = group_id
@@ -117,6 +117,8 @@ class JavaConnectWorker:
         self.heap = heap
         self._java = java
         self.progress = progress
+        #: With a port: Prometheus' JMX exporter runs in the worker as a Java agent, serving :attr:`metrics_url`.
+        self.prometheus_port = prometheus_port
         self.properties = {**distributed_worker_properties(bootstrap_servers, group_id, self.port),
                            **(worker_properties or {})}
         self._proc: subprocess.Popen | None = None
@@ -149,6 +151,11 @@ class JavaConnectWorker:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def metrics_url(self) -> str | None:
+        """The JMX exporter's ``/metrics`` (Prometheus' text format), if started with ``prometheus_port``."""
+        return None if self.prometheus_port is None else f"http://{HOST}:{self.prometheus_port}/metrics"
 
     @property
     def log_file(self) -> Path:
@@ -185,8 +192,14 @@ class JavaConnectWorker:
         java = find_java(self._java)
         classpath = connect_classpath(self.kafka_version, java.executable, self.progress)
         self._write_configs()
+        options = []
+        if self.prometheus_port is not None:  # the exporter's default names for every MBean
+            exporter = self.data_dir / "jmx-exporter.yaml"
+            exporter.write_text('rules:\n- pattern: ".*"\n')
+            agent = jmx_exporter_jar(java.executable, self.progress)
+            options.append(f"-javaagent:{agent}={HOST}:{self.prometheus_port}:{exporter}")
         cmd = java_command(java.executable, self.heap, self.data_dir / "log4j2.properties", classpath,
-                           MAIN_CLASS, str(self.worker_properties_path))
+                           MAIN_CLASS, str(self.worker_properties_path), options=options)
         with open(self.data_dir / "worker.out", "ab") as out:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)

@@ -41,10 +41,11 @@ class JarBundle:
     name: str
     marker: str
     dependencies: tuple[tuple[str, str, str | None], ...]
+    group: str = "org.apache.kafka"
 
     @property
     def artifact(self) -> str:
-        return f"org.apache.kafka:{self.marker}"
+        return f"{self.group}:{self.marker}"
 
 
 BROKER_JARS = JarBundle("kafka", "kafka_2.13", (("org.apache.kafka", "kafka_2.13", None), *_LOG4J_BINDING))
@@ -52,6 +53,12 @@ BROKER_JARS = JarBundle("kafka", "kafka_2.13", (("org.apache.kafka", "kafka_2.13
 CONNECT_JARS = JarBundle("kafka-connect", "connect-runtime", (
     ("org.apache.kafka", "connect-runtime", None), ("org.apache.kafka", "connect-file", None),
     ("org.apache.kafka", "connect-json", None), *_LOG4J_BINDING))
+
+#: Prometheus' JMX exporter as a Java agent (the way Kafka Connect deployments publish metrics to Prometheus);
+#: resolved with its own version in place of Kafka's.
+JMX_EXPORTER_VERSION = "1.0.1"
+JMX_EXPORTER_JARS = JarBundle("jmx-exporter", "jmx_prometheus_javaagent",
+                              (("io.prometheus.jmx", "jmx_prometheus_javaagent", None),), "io.prometheus.jmx")
 
 
 class KafkaDownloadError(RuntimeError):
@@ -125,11 +132,20 @@ def connect_classpath(version: str = DEFAULT_KAFKA_VERSION, java: str = "java",
     return resolve_classpath(CONNECT_JARS, version, java, progress)
 
 
+def jmx_exporter_jar(java: str = "java", progress: Callable[[str], None] | None = None) -> str:
+    """The path of Prometheus' JMX exporter agent jar (:data:`JMX_EXPORTER_VERSION`), downloaded once.
+
+    >>> f"-javaagent:{jmx_exporter_jar()}=9404:exporter.yaml"  # doctest: +SKIP
+    """
+    folder = resolve_classpath(JMX_EXPORTER_JARS, JMX_EXPORTER_VERSION, java, progress, use_kafka_home=False)
+    return str(next(Path(folder).parent.glob(f"{JMX_EXPORTER_JARS.marker}-*.jar")))
+
+
 def resolve_classpath(bundle: JarBundle, version: str, java: str = "java",
-                      progress: Callable[[str], None] | None = None) -> str:
-    """The classpath of ``bundle`` at Kafka ``version``: ``$KAFKA_HOME/libs`` if set, else the per-user
-    cache, downloading the jars there first (once) with pyspark's Ivy or ``mvn``."""
-    if os.environ.get("KAFKA_HOME"):
+                      progress: Callable[[str], None] | None = None, use_kafka_home: bool = True) -> str:
+    """The classpath of ``bundle`` at Kafka ``version``: ``$KAFKA_HOME/libs`` if set (and ``use_kafka_home``),
+    else the per-user cache, downloading the jars there first (once) with pyspark's Ivy or ``mvn``."""
+    if use_kafka_home and os.environ.get("KAFKA_HOME"):
         libs = Path(os.environ["KAFKA_HOME"]) / "libs"
         if not libs.is_dir():
             raise KafkaDownloadError(f"KAFKA_HOME={os.environ['KAFKA_HOME']} has no libs/ folder of Kafka jars.")
@@ -138,7 +154,7 @@ def resolve_classpath(bundle: JarBundle, version: str, java: str = "java",
     if (target / ".complete").exists():
         return str(target / "*")
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    say(f"Downloading Apache Kafka {version} ({bundle.artifact}) from Maven Central into {target} (once) ...")
+    say(f"Downloading {bundle.artifact}:{version} from Maven Central into {target} (once) ...")
     cache_dir().mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{bundle.name}-jars-", dir=cache_dir()))
     try:
@@ -170,7 +186,7 @@ def resolve_classpath(bundle: JarBundle, version: str, java: str = "java",
             shutil.rmtree(target)
         shutil.move(str(staging / "lib"), str(target))
         (target / ".complete").write_text(version)
-        say(f"Apache Kafka {version} ({bundle.marker}): {len(list(target.glob('*.jar')))} jars ready in {target}")
+        say(f"{bundle.artifact}:{version}: {len(list(target.glob('*.jar')))} jars ready in {target}")
         return str(target / "*")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,8 +93,9 @@ def find_java(executable: str | None = None, prefer: tuple[int, ...] = SPARK_JAV
 
 
 def java_command(java: str, heap: str, log4j_config: str | os.PathLike[str], classpath: str, main: str,
-                 *args: str) -> list[str]:
-    """The command line of a Kafka JVM: ``heap`` as -Xmx, G1, quick start (C1 only), log4j2 config."""
+                 *args: str, options: Sequence[str] = ()) -> list[str]:
+    """The command line of a Kafka JVM: ``heap`` as -Xmx, G1, quick start (C1 only), log4j2 config, then
+    ``options`` (e.g. a ``-javaagent:``)."""
     return [java, f"-Xmx{heap}", "-Xms128m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
-            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j_config}",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j_config}", *options,
             "-cp", classpath, main, *args]

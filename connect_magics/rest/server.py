@@ -49,8 +49,9 @@ HIDDEN = Password.HIDDEN
 @dataclass
 class Response:
     status: int
-    body: Any = None
+    body: Any = None  # JSON, unless content_type says what the bytes are
     location: str | None = None
+    content_type: str | None = None
 
 
 @dataclass
@@ -128,6 +129,7 @@ class ConnectRestApi:
                 ("GET", "/connector-plugins", ConnectRestApi.list_plugins),
                 ("GET", f"/connector-plugins/{p}/config", ConnectRestApi.plugin_config),
                 ("PUT", f"/connector-plugins/{p}/config/validate", ConnectRestApi.validate),
+                ("GET", "/metrics", ConnectRestApi.prometheus_metrics),
             ]
         ]
 
@@ -260,6 +262,14 @@ class ConnectRestApi:
         return Response(200, self.rt.validate_connector_config(config))
 
 
+    def prometheus_metrics(self, request: Request) -> Response:
+        """``GET /metrics``: :meth:`metrics` in Prometheus' text format, named as the JMX exporter names Kafka
+        Connect's MBeans (see :mod:`connect_magics.rest.prometheus`)."""
+        from connect_magics.rest.prometheus import CONTENT_TYPE_LATEST, exposition
+
+        return Response(200, exposition(self.rt.metrics()), content_type=CONTENT_TYPE_LATEST)
+
+
 _UNAUTHORIZED = Response(401, {"error_code": 401, "message": "Authentication required: HTTP basic credentials "
                                 "or a bearer token that this worker accepts"})
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -294,7 +304,10 @@ class _Resource(tornado.web.RequestHandler):
         self.set_status(response.status)
         if response.location:
             self.set_header("Location", response.location)
-        if response.body is not None:
+        if response.content_type is not None:
+            self.set_header("Content-Type", response.content_type)
+            self.write(response.body)
+        elif response.body is not None:
             self.set_header("Content-Type", "application/json")
             self.write(json.dumps(response.body))
         self.finish()

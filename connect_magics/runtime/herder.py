@@ -57,6 +57,7 @@ from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
+from connect_magics.runtime.worker.task_metrics import CONNECTOR_TASK_METRICS, StartupCounts
 from connect_magics.runtime.worker.task_runner import TaskId, TaskServices
 from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.client_limit import ClientLimitError
@@ -116,6 +117,7 @@ class Herder:
         self._background = ThreadPoolExecutor(1, thread_name_prefix="herder")
         self._connector_offset_stores: dict[str, OffsetStore] = {}
         self._started_tasks: dict[str, set[int]] = {}  # task indexes ever started here, for fence_zombies
+        self.startups = StartupCounts()  # connect-worker-metrics' startup counters
 
     # -- start / stop --------------------------------------------------------------------------
     def start(self) -> None:
@@ -641,8 +643,10 @@ class Herder:
             instance.initialize(_Context(self, name))
             instance.start({k: v for k, v in config.items() if k != CONNECTOR_VERSION})  # KIP-891: removed
             running.instance = instance
+            self.startups.connector(ok=True)
         except Exception as e:  # noqa: BLE001
             log.error("Connector %s failed to start", name, exc_info=True)
+            self.startups.connector(ok=False)
             self.status.put_connector(name, "FAILED", trace_of(e), desc.version)
             return None
         self.status.put_connector(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING",
@@ -713,6 +717,7 @@ class Herder:
             if clients is not None:
                 clients.release()
             log.error("Failed to start task %s", spec.task_id, exc_info=True)
+            self.startups.task(ok=False)
             self.status.put_task(name, index, "FAILED", trace_of(e))
             return
         running.task_plugins[index] = task_plugins
@@ -721,7 +726,9 @@ class Herder:
         except BaseException:
             if clients is not None:
                 clients.release()
+            self.startups.task(ok=False)
             raise
+        self.startups.task(ok=True)
         self._started_tasks.setdefault(name, set()).add(index)
 
     def _report_ended(self, task_id: TaskId, state: str, trace: str | None) -> None:
@@ -861,10 +868,33 @@ class Herder:
                 for index, handle in sorted(running.tasks.items())}
 
     def task_metrics(self) -> dict[str, dict[str, Any]]:
-        """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task."""
-        return {group_name(handle.metrics_group, connector=name, task=index): handle.metrics()
-                for name, running in list(self._running.items())
-                for index, handle in sorted(running.tasks.items())}
+        """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task, and the measured
+        part of its ``connector-task-metrics`` (batch sizes, commit times, running and paused ratios)."""
+        groups: dict[str, dict[str, Any]] = {}
+        for name, running in list(self._running.items()):
+            for index, handle in sorted(running.tasks.items()):
+                metrics = handle.metrics()
+                groups[group_name(handle.metrics_group, connector=name, task=index)] = {
+                    k: v for k, v in metrics.items() if k not in CONNECTOR_TASK_METRICS}
+                groups[group_name("connector-task-metrics", connector=name, task=index)] = {
+                    k: v for k, v in metrics.items() if k in CONNECTOR_TASK_METRICS}
+        return groups
+
+    def worker_metrics(self) -> dict[str, dict[str, Any]]:
+        """Kafka Connect's ``connect-worker-metrics``: this worker's connectors and tasks, their tasks by state,
+        and the startups of both."""
+        running = list(self._running.items())
+        groups = {"connect-worker-metrics": {"connector-count": len(running),
+                                             "task-count": sum(len(r.tasks) for _, r in running),
+                                             **self.startups.metrics()}}
+        for name, connector in running:
+            statuses = self.status.tasks(name)
+            states = [statuses[i].state if i in statuses else "UNASSIGNED" for i in connector.tasks]
+            groups[group_name("connect-worker-metrics", connector=name)] = {
+                f"connector-{state.lower()}-task-count": states.count(state)
+                for state in ("RUNNING", "PAUSED", "FAILED", "UNASSIGNED", "RESTARTING")} | {
+                "connector-destroyed-task-count": 0, "connector-total-task-count": len(states)}
+        return groups
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))

@@ -137,6 +137,7 @@ class ConnectRuntime:
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.metrics_registry.register("tasks", self.herder.task_metrics)
+        self.metrics_registry.register("worker", self.herder.worker_metrics)
         self._rewinds: dict[str, list[Any]] = {}  # per connector, the rewinds that undo_rewind can take back
         self._leading = False
         self.membership.start()

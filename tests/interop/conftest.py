@@ -21,8 +21,10 @@ MAGICS_GROUP = "magics-connect"
 @pytest.fixture(scope="session")
 def java_connect(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaConnectWorker]:
     """An Apache Kafka Connect worker (distributed mode, group ``java-connect``, the same Kafka version
-    as the broker); its jars are downloaded into the user cache on first use."""
-    worker = JavaConnectWorker(broker.bootstrap_servers, JAVA_GROUP, tmp_path_factory.mktemp("java-connect"))
+    as the broker) with Prometheus' JMX exporter as a Java agent (``metrics_url``); its jars are downloaded
+    into the user cache on first use."""
+    worker = JavaConnectWorker(broker.bootstrap_servers, JAVA_GROUP, tmp_path_factory.mktemp("java-connect"),
+                               prometheus_port=free_port())
     worker.start()
     yield worker
     worker.stop()

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from connect_magics.runtime.worker.task_metrics import (
+    CONNECTOR_TASK_METRICS,
     BatchTimes,
     SinkTaskMetrics,
     SourceTaskMetrics,
+    StartupCounts,
+    TaskStats,
     WindowedRate,
 )
 
@@ -65,9 +68,48 @@ def test_snapshots_use_kafka_connect_metric_names() -> None:
     source = SourceTaskMetrics().snapshot(active=3)
     assert set(source) == {"source-record-poll-total", "source-record-poll-rate", "source-record-write-total",
                            "source-record-write-rate", "poll-batch-max-time-ms", "poll-batch-avg-time-ms",
-                           "source-record-active-count", "source-record-active-count-max"}
+                           "source-record-active-count", "source-record-active-count-max",
+                           "source-record-active-count-avg"}
     assert source["source-record-active-count"] == 3 == source["source-record-active-count-max"]
     sink = SinkTaskMetrics().snapshot(partitions=2)
     assert {"sink-record-read-total", "sink-record-send-total", "put-batch-avg-time-ms",
             "offset-commit-completion-total", "partition-count"} <= set(sink)
     assert sink["partition-count"] == 2
+
+
+def test_task_stats_measure_batches_commits_and_pauses() -> None:
+    clock = Clock()
+    stats = TaskStats(clock)
+    for records in (10, 30):
+        stats.batch(records)
+    stats.commit(0.004, ok=True)
+    stats.commit(0.002, ok=True)
+    stats.commit(1.0, ok=False)  # a failed commit counts, but not its time
+    clock.now += 6
+    stats.pause(True)
+    clock.now += 2
+    stats.pause(True)  # no change: still paused since then
+    clock.now += 2
+    snap = stats.snapshot()
+    assert set(snap) == CONNECTOR_TASK_METRICS
+    assert (snap["batch-size-avg"], snap["batch-size-max"]) == (20.0, 30.0)
+    assert snap["offset-commit-avg-time-ms"] == pytest.approx(3) and snap["offset-commit-max-time-ms"] == pytest.approx(4)
+    assert snap["offset-commit-success-percentage"] == pytest.approx(2 / 3)
+    assert snap["offset-commit-failure-percentage"] == pytest.approx(1 / 3)
+    assert snap["pause-ratio"] == pytest.approx(0.4) and snap["running-ratio"] == pytest.approx(0.6)
+    stats.pause(False)
+    clock.now += 10
+    assert stats.snapshot()["pause-ratio"] == pytest.approx(0.2)
+
+
+def test_startup_counts() -> None:
+    counts = StartupCounts()
+    assert counts.metrics()["connector-startup-success-percentage"] == 0.0
+    counts.connector(ok=True)
+    counts.connector(ok=True)
+    counts.connector(ok=False)
+    snap = counts.metrics()
+    assert (snap["connector-startup-attempts-total"], snap["connector-startup-success-total"],
+            snap["connector-startup-failure-total"]) == (3, 2, 1)
+    assert snap["connector-startup-failure-percentage"] == pytest.approx(1 / 3)
+    assert snap["task-startup-attempts-total"] == 0

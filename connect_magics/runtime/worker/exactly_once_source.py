@@ -143,8 +143,10 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def commit_transaction(self) -> None:
         """Write the offsets of the transaction's records into it and commit; raises TaskFencedError if a
         newer instance started, and fails the task if a record could not be written."""
-        if self._open_since is None:
-            return
+        if self._open_since is not None:
+            self.timed_commit(self._commit_open_transaction)
+
+    def _commit_open_transaction(self) -> bool:
         self._producer.flush(self.flush_timeout)  # every record's delivery report: acknowledged or failed
         self._check_send_error()
         offsets = self.submitted.committable()
@@ -164,6 +166,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         if errors:
             raise errors[0]
         self._task_commit()
+        return True
 
     def abort_transaction(self) -> None:
         """Drop the open transaction: its records are never read committed and their offsets are forgotten."""

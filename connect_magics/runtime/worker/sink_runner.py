@@ -331,7 +331,7 @@ class SinkTaskRunner(TaskRunner):
             self._commit()
 
     def metrics(self) -> dict[str, float]:
-        return self.task_metrics.snapshot(len(self.assigned))
+        return {**self.task_metrics.snapshot(len(self.assigned)), **self.task_stats.snapshot()}
 
     def _rewind_to(self, msgs: list[Message]) -> None:
         """Consume these messages again later (they arrived while a batch waits for redelivery)."""
@@ -360,6 +360,7 @@ class SinkTaskRunner(TaskRunner):
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from e
         self.task_metrics.put_times.record(time.perf_counter() - started)
         self.task_metrics.sent.record(len(batch))
+        self.task_stats.batch(len(batch))
         self.current.update(consumed)
         if self.pending is not None:
             self.pending = None
@@ -370,6 +371,8 @@ class SinkTaskRunner(TaskRunner):
         if any(map(Message.error, msgs)):
             msgs = self._without_errors(msgs)
         self.task_metrics.read.record(len(msgs))
+        self.task_metrics.uncommitted += len(msgs)
+        self.task_metrics.active.sample(self.task_metrics.uncommitted)
         key_fixed, value_fixed = self.key_converter.fixed_schema(), self.value_converter.fixed_schema()
         if self.chain.stages or any(map(Message.headers, msgs)):
             batch = SinkRecords(self._records(msgs, key_fixed, value_fixed))
@@ -500,18 +503,25 @@ class SinkTaskRunner(TaskRunner):
         offsets = [KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in committable.items()
                    if tp in self.assigned]
         if offsets:
-            try:
-                if self.fence is not None:  # refused once a newer instance of the task started
-                    self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata(),
-                                                       self.flush_timeout)
-                else:
-                    self.consumer.commit(offsets=offsets, asynchronous=False)
-                self.task_metrics.commits.record(1)
-            except TransactionLostError as e:  # the offsets stay current: committed with the next commit
-                log.warning("Task %s failed to commit offsets, committing them again later: %s", self.id, e)
-            except KafkaException as e:
-                if e.args[0].code() != KafkaError._NO_OFFSET:
-                    log.warning("Task %s failed to commit offsets: %s", self.id, e)
+            self.timed_commit(partial(self._commit_offsets, offsets))
+
+    def _commit_offsets(self, offsets: list[KafkaTopicPartition]) -> bool:
+        try:
+            if self.fence is not None:  # refused once a newer instance of the task started
+                self.fence.commit_consumer_offsets(offsets, self.consumer.consumer_group_metadata(),
+                                                   self.flush_timeout)
+            else:
+                self.consumer.commit(offsets=offsets, asynchronous=False)
+        except TransactionLostError as e:  # the offsets stay current: committed with the next commit
+            log.warning("Task %s failed to commit offsets, committing them again later: %s", self.id, e)
+            return False
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError._NO_OFFSET:
+                log.warning("Task %s failed to commit offsets: %s", self.id, e)
+            return False
+        self.task_metrics.commits.record(1)
+        self.task_metrics.uncommitted = 0
+        return True
 
     def commit_on_stop(self) -> None:
         if self.consumer is not None:

@@ -217,6 +217,7 @@ class SourceTaskRunner(TaskRunner):
         if records is not None:
             self.task_metrics.poll_times.record(time.perf_counter() - started)
             self.task_metrics.polled.record(len(records))
+            self.task_stats.batch(len(records))
         return records
 
     def _send(self, records: list[SourceRecord]) -> None:
@@ -290,6 +291,7 @@ class SourceTaskRunner(TaskRunner):
         finally:
             submitted.submit(batch, records[:index], sent)
             self.task_metrics.written.record(sent)
+            self.task_metrics.active.sample(submitted.outstanding)
 
     def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
         """One record through the transformations and converters, naming the stage of any failure."""
@@ -313,7 +315,7 @@ class SourceTaskRunner(TaskRunner):
         return kwargs
 
     def metrics(self) -> dict[str, float]:
-        return self.task_metrics.snapshot(self.submitted.outstanding)
+        return {**self.task_metrics.snapshot(self.submitted.outstanding), **self.task_stats.snapshot()}
 
     def _batch_done(self, batch: SubmittedBatch) -> None:
         """KIP-558: every record of ``batch`` was acknowledged, so its topics are in use."""
@@ -364,21 +366,22 @@ class SourceTaskRunner(TaskRunner):
     # -- offsets ----------------------------------------------------------------------------------
     def _maybe_commit(self) -> None:
         if time.monotonic() - self._last_commit >= self.flush_interval:
-            self.commit_offsets(wait=False)
+            self.timed_commit(partial(self.commit_offsets, wait=False))
 
-    def commit_offsets(self, wait: bool) -> bool:
-        """Write the acknowledged offsets; with ``wait``, until the broker confirmed them."""
+    def commit_offsets(self, wait: bool) -> bool | None:
+        """Write the acknowledged offsets; with ``wait``, until the broker confirmed them. True if they were
+        written, False if that failed, None if nothing was to be written now."""
         self._last_commit = time.monotonic()
         if self.fence is not None and not self.submitted.has_committable() and not self._unwritten:
-            return True
+            return None
         if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if wait else 0):
-            return False  # the claim is still under way (the broker is away): commit later
+            return None  # the claim is still under way (the broker is away): commit later
         offsets = self.submitted.committable()
         if self._unwritten:  # a lost transaction's offsets, then any newer ones
             offsets = list({freeze(p): (p, o) for p, o in (*self._unwritten, *offsets)}.values())
             self._unwritten = []
         if not offsets:  # nothing new; a stop still waits for a periodic write in flight
-            return not wait or self._wait_written(self._last_write)
+            return None if not wait or self._wait_written(self._last_write) else False
         for pair in offsets:
             validate_format(pair[0])
             validate_format(pair[1])
@@ -429,7 +432,7 @@ class SourceTaskRunner(TaskRunner):
         deadline = time.monotonic() + self.flush_timeout
         while self.submitted.outstanding > 0 and time.monotonic() < deadline and self.submitted.error is None:
             self._producer.poll(0.05)
-        self.commit_offsets(wait=True)
+        self.timed_commit(partial(self.commit_offsets, wait=True))
 
     def close(self) -> None:
         if self._producer is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ from connect_magics.runtime.worker.error_handling import (
     staged,
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
+from connect_magics.runtime.worker.task_metrics import TaskStats
 from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.client_limit import Reservation, new_client
 from connect_magics.storage.config_store import TargetState
@@ -106,6 +108,7 @@ class TaskRunner(ABC):
         self._fenced = False
         self.done = threading.Event()
         self.on_stopped: Callable[[TaskRunner], None] | None = None
+        self.task_stats = TaskStats()  # connector-task-metrics: batch sizes, commit times, running / paused
 
     # -- control (any thread) --------------------------------------------------------------
     def transition_to(self, state: TargetState) -> None:
@@ -173,6 +176,7 @@ class TaskRunner(ABC):
             if self.paused:
                 self._report("PAUSED")
                 reported_paused = True
+                self.task_stats.pause(True)
             else:
                 self._report("RUNNING")
             while not self._stopping:
@@ -180,6 +184,7 @@ class TaskRunner(ABC):
                     self.fence.check_claim()
                 if self.paused != reported_paused:
                     reported_paused = self.paused
+                    self.task_stats.pause(reported_paused)
                     self.on_pause_change(reported_paused)
                     self._report("PAUSED" if reported_paused else "RUNNING")
                 try:
@@ -244,6 +249,18 @@ class TaskRunner(ABC):
 
     def on_pause_change(self, paused: bool) -> None:
         """Called on the task thread when the task is paused or resumed."""
+
+    def timed_commit(self, commit: Callable[[], bool | None]) -> bool | None:
+        """Run ``commit`` (True: committed, False: failed, None: nothing to commit now) and count its time and
+        outcome in :attr:`task_stats` (an exception is a failure)."""
+        started = time.perf_counter()
+        outcome: bool | None = False
+        try:
+            outcome = commit()
+            return outcome
+        finally:
+            if outcome is not None:
+                self.task_stats.commit(time.perf_counter() - started, outcome)
 
     @abstractmethod
     def commit_on_stop(self) -> None:
