@@ -185,6 +185,11 @@ class RemoteRuntime:
 
     undo_rewind = rewind
 
+    def preview(self, *args: Any, **kwargs: Any) -> Any:
+        raise RemoteUnsupportedError("A preview runs the connector's converters and transformations in this "
+                                     "kernel on records read from the broker, which the Kafka Connect REST API "
+                                     "does not reach: preview with a local runtime on the same cluster")
+
     def metrics(self) -> dict[str, dict[str, Any]]:
         raise RemoteUnsupportedError("Task metrics are not served by the Kafka Connect REST API (Kafka Connect "
                                      "publishes them over JMX)")

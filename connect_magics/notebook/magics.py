@@ -437,6 +437,18 @@ class ConnectMagics(Magics):
         print(f"Created {info.get('type', '')} connector '{args.name}' with {n} task{'s' if n != 1 else ''}.")
         return info
 
+    def _cmd_preview(self, args: argparse.Namespace, cell: str | None) -> Any:
+        rt = self._rt()
+        if cell is None:
+            result = rt.preview(args.name, records=args.records, position=args.position)
+        else:
+            config = parse_config_body(cell, args.name)
+            result = rt.preview(config, name=args.name, records=args.records, position=args.position)
+        from IPython.display import display
+
+        display(result)
+        return result
+
     def _cmd_validate(self, args: argparse.Namespace, cell: str | None) -> pd.DataFrame:
         config = parse_config_body(cell or "", args.name)
         if args.name:

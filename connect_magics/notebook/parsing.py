@@ -23,9 +23,9 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
                  "alter-offsets", "reset-offsets", "rewind", "topics", "explain", "metrics", "plugins", "board", "dashboard",
-                 "topic-explorer", "versions", "rest", "peek", "schemas", "close")
-CELL_COMMANDS = ("create", "validate")
-COMMANDS = LINE_COMMANDS + CELL_COMMANDS
+                 "topic-explorer", "versions", "rest", "peek", "schemas", "preview", "close")
+CELL_COMMANDS = ("create", "validate", "preview")  # preview: of a connector (line) or of the cell's config
+COMMANDS = LINE_COMMANDS + tuple(c for c in CELL_COMMANDS if c not in LINE_COMMANDS)
 
 
 class HelpShown(Exception):
@@ -146,12 +146,25 @@ def build_parser() -> argparse.ArgumentParser:
                    type=str.upper, help="RUNNING (default), PAUSED or STOPPED")
     v = add("validate", "%%%%connect validate [NAME]: validate the cell's config and show its errors", output=True)
     v.add_argument("name", metavar="NAME", nargs="?", help="the connector's name (sets the 'name' config)")
+    pv = add("preview", "what a connector's converters and transformations do to a few records, writing nothing "
+             "(in a cell: of the cell's config)", output=True)
+    pv.add_argument("name", metavar="NAME", nargs="?", help="the connector (with a cell: the name the config gets)")
+    pv.add_argument("-n", "--records", metavar="N", type=_positive, default=10, help="how many records (default 10)")
+    pv.add_argument("--from", dest="position", choices=("earliest", "latest", "committed"), default="earliest",
+                    help="a sink's records: each partition's first (default), its last, or from the connector's "
+                    "committed offsets")
     return p
 
 
 def _non_negative(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}")
     return int(text)
 
 
@@ -194,12 +207,14 @@ def parse_command(line: str, cell: str | None = None) -> argparse.Namespace:
     if not argv:
         raise UsageError(f"%connect: a command is required, one of: {', '.join(COMMANDS)}")
     args = _PARSER.parse_args(argv)
-    if cell is None and args.command in CELL_COMMANDS:
+    if cell is None and args.command in CELL_COMMANDS and args.command not in LINE_COMMANDS:
         raise UsageError(f"%connect {args.command} needs a cell body: use %%connect {args.command} ... with the "
                          "connector config in the cell")
     if cell is not None and args.command not in CELL_COMMANDS:
         raise UsageError(f"%%connect {args.command} takes no cell body: use the line magic %connect {args.command}, "
                          f"or one of the cell commands {', '.join(CELL_COMMANDS)}")
+    if args.command == "preview" and cell is None and args.name is None:
+        raise UsageError("%connect preview needs a connector NAME (or use %%connect preview with a config in the cell)")
     if args.command == "create" and args.many == (args.name is not None):
         raise UsageError("%%connect create takes a connector NAME, or --many (the cell then names the connectors), "
                          "not both" if args.many else "%%connect create needs a connector NAME (or --many)")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from connect_magics.runtime.herder import Herder
 
-__all__ = ["RewindPlan", "parse_duration", "parse_time", "rewind_plan"]
+__all__ = ["RewindPlan", "consumed_partitions", "parse_duration", "parse_time", "rewind_plan"]
 
 Partition = tuple[str, int]
 
@@ -137,7 +137,7 @@ def rewind_plan(herder: Herder, name: str, to_ms: int) -> RewindPlan:
         for e in view["offsets"]}
     admin_config = sink_admin_config(config, herder.wc)
     admin = AdminClient({**admin_config, "logger": client_logger("admin")})
-    partitions = set(before) | _consumed_partitions(admin, config)
+    partitions = set(before) | consumed_partitions(admin, config)
     if not partitions:
         raise BadRequestError(f"Connector {name} has no partitions to rewind: it has committed no offsets and "
                               "none of its topics exists")
@@ -148,7 +148,8 @@ def rewind_plan(herder: Herder, name: str, to_ms: int) -> RewindPlan:
     return RewindPlan(name, to_ms, {tp: before.get(tp) for tp in after}, after)
 
 
-def _consumed_partitions(admin: AdminClient, config: Mapping[str, str]) -> set[Partition]:
+def consumed_partitions(admin: AdminClient, config: Mapping[str, str]) -> set[Partition]:
+    """The partitions of the existing topics a sink with ``config`` consumes (``topics`` / ``topics.regex``)."""
     consumes = sink_topic_filter(config)
     if consumes is None:
         return set()

@@ -511,6 +511,28 @@ class ConnectRuntime:
 
         return reset_offsets(self.herder, name)
 
+    def preview(self, connector: str | Mapping[str, Any], records: int = 10, position: str = "earliest",
+                timeout: float = 10.0, name: str | None = None) -> Any:
+        """What ``connector`` (a connector's name, or a config to try before creating it) does to ``records``
+        records, writing nothing: the records as its converters made them (``before``), after its
+        transformations and predicates (``after``: what a sink task's ``put`` receives, or what a source
+        would produce) and the ones that failed, with the stage and what error handling would do
+        (``failures``), as DataFrames of a :class:`~connect_magics.runtime.preview.Preview`. A sink's records
+        are read from ``position`` (``"earliest"``, ``"latest"``, ``"committed"``) by a consumer of no group;
+        a source's task is started on its own and polled up to ``timeout`` seconds, and nothing is produced
+        or committed.
+
+        >>> p = rt.preview("orders-sink", records=5)   # doctest: +SKIP
+        >>> p.after                                     # doctest: +SKIP
+        >>> rt.preview({"connector.class": "FileStreamSink", "topics": "orders", "file": "/tmp/x",
+        ...             "transforms": "mask", ...})     # doctest: +SKIP
+        """
+        from connect_magics.runtime.preview import preview
+
+        if isinstance(connector, str):
+            return preview(self.herder, connector, None, records, position, timeout)
+        return preview(self.herder, name, connector, records, position, timeout)
+
     def rewind(self, name: str, to: Any = None, by: Any = None, apply: bool = True) -> Any:
         """Rewind sink connector ``name`` to time ``to`` (epoch ms, a datetime or an ISO 8601 string; without a
         zone, local time) or by duration ``by`` (a timedelta, ``"10m"``, ``"PT1H"``): for each partition it

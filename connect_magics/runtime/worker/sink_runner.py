@@ -478,6 +478,10 @@ class SinkTaskRunner(TaskRunner):
 
     def _convert(self, m: Any) -> SinkRecord | None:
         """One message through the converters and transformations, naming the stage of any failure."""
+        return self.transform(self.converted(m))
+
+    def converted(self, m: Any) -> SinkRecord:
+        """One message through the converters (before the transformations), naming the stage of any failure."""
         topic = m.topic()
         kc, vc, hc = self.key_converter, self.value_converter, self.header_converter
         key = staged(Stage.KEY_CONVERTER, kc, kc.to_connect_data, topic, m.key())
@@ -486,8 +490,8 @@ class SinkTaskRunner(TaskRunner):
         headers = staged(Stage.HEADER_CONVERTER, hc, self.headers_from_kafka, topic, raw_headers) \
             if raw_headers else None
         ts_type, ts = m.timestamp()
-        return self.transform(SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
-                                         ts if ts_type else None, headers, m.offset()))
+        return SinkRecord(topic, m.partition(), key.schema, key.value, value.schema, value.value,
+                          ts if ts_type else None, headers, m.offset())
 
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         self._last_commit = time.monotonic()
