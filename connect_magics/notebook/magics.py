@@ -107,9 +107,7 @@ class ConnectMagics(Magics):
                 raise ConnectMagicError(e) from e
             raise
         var = getattr(args, "output", None)
-        if var:
-            if not var.isidentifier():
-                raise UsageError(f"-o {var}: not a valid Python variable name")
+        if var:  # checked by parse_command before the command ran
             self.shell.user_ns[var] = result
         if args.command == "peek":
             return result.toPandas()
@@ -177,6 +175,10 @@ class ConnectMagics(Magics):
         where = "embedded broker " if broker is not None else ""
         print(f"Connect runtime started: group.id={group}, {where}bootstrap.servers={servers}, "
               f"tasks on {WHERE_TASKS_RUN[executor]}")
+        from connect_magics.notebook.kernel_log import log_path
+
+        if log_path() is not None:
+            print(f"Its log: {log_path()} (%connect log shows the last lines)")
         if registry is not None:
             self.runtime.schema_registry_url = registry.url
             print(f"Schema Registry (Apicurio Registry {registry.version}, in memory, Confluent's API): "
@@ -437,6 +439,15 @@ class ConnectMagics(Magics):
         print(f"Created {info.get('type', '')} connector '{args.name}' with {n} task{'s' if n != 1 else ''}.")
         return info
 
+    def _cmd_log(self, args: argparse.Namespace, cell: str | None) -> None:
+        from connect_magics.notebook.kernel_log import log_path, tail
+
+        path = log_path()
+        if path is None:
+            print("The connect_magics logger writes to handlers of your own, not to a file of this extension.")
+            return
+        print(f"{path} (last {args.lines} lines):\n{tail(args.lines)}", end="")
+
     def _cmd_preview(self, args: argparse.Namespace, cell: str | None) -> Any:
         rt = self._rt()
         if cell is None:
@@ -467,6 +478,9 @@ def load_ipython_extension(ip: Any) -> ConnectMagics:
     existing = getattr(ip, "_connect_magics", None)
     if existing is not None:
         return existing
+    from connect_magics.notebook.kernel_log import install
+
+    install()  # background threads' log lines go to a file, not into whichever cell runs next
     magics = ConnectMagics(shell=ip)
     ip.register_magics(magics)
     ip.configurables.append(magics)
@@ -482,6 +496,9 @@ def unload_ipython_extension(ip: Any) -> None:
     try:
         magics.close()
     finally:
+        from connect_magics.notebook.kernel_log import uninstall
+
+        uninstall()
         for kind in ("line", "cell"):
             ip.magics_manager.magics[kind].pop("connect", None)
         if magics in ip.configurables:

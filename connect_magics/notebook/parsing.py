@@ -23,7 +23,7 @@ __all__ = ["COMMANDS", "HelpShown", "UsageError", "build_parser", "parse_command
 
 LINE_COMMANDS = ("start", "list", "status", "pause", "resume", "stop", "restart", "delete", "offsets",
                  "alter-offsets", "reset-offsets", "rewind", "topics", "explain", "metrics", "plugins", "board", "dashboard",
-                 "topic-explorer", "versions", "rest", "peek", "schemas", "preview", "close")
+                 "topic-explorer", "versions", "rest", "peek", "schemas", "preview", "log", "close")
 CELL_COMMANDS = ("create", "validate", "preview")  # preview: of a connector (line) or of the cell's config
 COMMANDS = LINE_COMMANDS + tuple(c for c in CELL_COMMANDS if c not in LINE_COMMANDS)
 
@@ -137,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("topics", metavar="TOPIC", nargs="*", help="candidate topic names")
     add("versions", "a PluginVersionPicker widget: choose the connector's plugin versions with a Maven range",
         named=True, output=True)
+    lg = add("log", "the last lines of this kernel's connect_magics log file (background threads log there)")
+    lg.add_argument("-n", "--lines", metavar="N", type=_positive, default=40, help="how many lines (default 40)")
     add("close", "stop the runtime (and the embedded broker and Schema Registry, if it started them)")
     c = add("create", "%%%%connect create NAME: create a connector from the cell's config; %%%%connect create --many: "
             "create every connector of the cell's JSON or YAML mapping of names to configs, all or none")
@@ -207,6 +209,9 @@ def parse_command(line: str, cell: str | None = None) -> argparse.Namespace:
     if not argv:
         raise UsageError(f"%connect: a command is required, one of: {', '.join(COMMANDS)}")
     args = _PARSER.parse_args(argv)
+    var = getattr(args, "output", None)
+    if var is not None and not var.isidentifier():  # before anything runs: a failed command changes nothing
+        raise UsageError(f"-o {var}: not a valid Python variable name")
     if cell is None and args.command in CELL_COMMANDS and args.command not in LINE_COMMANDS:
         raise UsageError(f"%connect {args.command} needs a cell body: use %%connect {args.command} ... with the "
                          "connector config in the cell")

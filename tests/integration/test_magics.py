@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import TraitError
 
 from connect_magics import ConnectRuntime
+from connect_magics.api import ConfigDef, SourceConnector, SourceTask
 from connect_magics.notebook.magics import NOTEBOOK_WORKER_DEFAULTS, ConnectMagicError, ConnectMagics
 from connect_magics.notebook.widgets import StatusBoard
 
@@ -341,3 +343,69 @@ def test_the_executor_setting_runs_tasks_in_processes(shell: InteractiveShell, u
         assert magics(shell).executor == "processes"
     finally:  # the shell is shared by later tests: its config must not keep this setting
         del shell.config.ConnectMagics["executor"]
+
+
+class _FailingTask(SourceTask):
+    def start(self, props: dict[str, str]) -> None:
+        self.polls = 0
+
+    def poll(self) -> list | None:
+        self.polls += 1
+        if self.polls > 3:
+            raise RuntimeError("background failure on purpose")
+        return None
+
+    def stop(self) -> None:
+        pass
+
+    def version(self) -> str:
+        return "1.0"
+
+
+class FailingSource(SourceConnector):
+    """A source whose task fails a moment after it started, in the background."""
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return _FailingTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def version(self) -> str:
+        return "1.0"
+
+
+def test_a_background_failure_prints_nothing_into_the_running_cell(
+        shell: InteractiveShell, unique: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a kernel the root logger has no handler, so Python's last resort prints warnings to sys.stderr, which
+    Jupyter shows in whichever cell runs: the extension sends its loggers to a file instead."""
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # as in a kernel (pytest's handlers removed)
+    shell.run_line_magic("connect", "start -o rt")
+    assert "%connect log shows the last lines" in capsys.readouterr().out
+    rt = shell.user_ns["rt"]
+    rt.plugins.register(FailingSource)
+    name = f"failing-{unique}"
+    shell.run_cell_magic("connect", f"create {name}", "connector.class=FailingSource\n")
+    capsys.readouterr()
+    wait_until(lambda: rt.connector_status(name)["tasks"][0]["state"] == "FAILED", 30, message="the task FAILED")
+    shell.run_line_magic("connect", "list")
+    out, err = capsys.readouterr()
+    assert "background failure on purpose" not in out + err and "Traceback" not in out + err
+    shell.run_line_magic("connect", "log -n 400")
+    assert "background failure on purpose" in capsys.readouterr().out  # the log file has it
+
+
+def test_a_bad_output_variable_is_refused_before_the_command_runs(shell: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match="-o my-rt: not a valid Python variable name"):
+        shell.run_line_magic("connect", "start -o my-rt")
+    assert magics(shell).runtime is None  # nothing was started
