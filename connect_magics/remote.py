@@ -36,11 +36,25 @@ def _name(name: str) -> str:
 
 class RemoteRuntime:
     """A Kafka Connect cluster at ``url``, with HTTP basic ``auth=(user, password)`` or a bearer token
-    (``auth="TOKEN"``), driven through the same methods as a :class:`~connect_magics.ConnectRuntime`."""
+    (``auth="TOKEN"``), driven through the same methods as a :class:`~connect_magics.ConnectRuntime`.
 
-    def __init__(self, url: str, auth: tuple[str, str] | str | None = None, timeout: float = 60.0) -> None:
+    The REST API does not reach the cluster's Kafka: with ``bootstrap_servers`` (and the client settings
+    ``client_config``, e.g. SASL), what needs the broker works too (reading a topic, sink offsets checked
+    against the topics); without them, those calls say so.
+
+    >>> rt = RemoteRuntime("http://connect:8083", bootstrap_servers="kafka:9092")  # doctest: +SKIP
+    >>> rt.read_topic("orders", max_records=5).toPandas()                        # doctest: +SKIP
+    """
+
+    def __init__(self, url: str, auth: tuple[str, str] | str | None = None, timeout: float = 60.0,
+                 bootstrap_servers: str | None = None, client_config: Mapping[str, str] | None = None) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.bootstrap_servers = bootstrap_servers
+        self.client_config = dict(client_config or {})
+        self.spark: Any = None  # the SparkSession read_topic uses (None: the active one, else a local one)
+        self._plugins: Any = None
+        self._admin: Any = None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if isinstance(auth, tuple):
             self._headers["Authorization"] = "Basic " + base64.b64encode(":".join(auth).encode()).decode()
@@ -171,6 +185,52 @@ class RemoteRuntime:
 
     def connector_plugin_config(self, plugin: str, version: str | None = None) -> list[dict[str, Any]]:
         return self._call("GET", f"/connector-plugins/{_name(plugin)}/config", version=version)
+
+    @property
+    def plugins(self) -> Any:
+        """The cluster's plugins and versions (``GET /connector-plugins?connectorsOnly=false``) as a registry to
+        look versions up in (:meth:`~connect_magics.runtime.plugins.registry.Plugins.find`); no class loads."""
+        if self._plugins is None:
+            from connect_magics.runtime.plugins.registry import Plugins
+
+            self._plugins = Plugins.listed(self.connector_plugins(connectors_only=False))
+        return self._plugins
+
+    # -- the cluster's Kafka, when its bootstrap servers are given ---------------------------------
+    def _kafka(self, what: str) -> dict[str, str]:
+        if not self.bootstrap_servers:
+            raise RemoteUnsupportedError(f"{what} needs the cluster's Kafka, which the Kafka Connect REST API does "
+                                         "not reach: start with %connect start --remote URL --bootstrap-servers "
+                                         "HOST:PORT (or RemoteRuntime(url, bootstrap_servers=...))")
+        return {**self.client_config, "bootstrap.servers": self.bootstrap_servers}
+
+    @property
+    def admin(self) -> Any:
+        """An admin client of the cluster's Kafka (needs ``bootstrap_servers``)."""
+        if self._admin is None:
+            from confluent_kafka.admin import AdminClient
+
+            from connect_magics.storage.kafka_log import client_logger
+
+            self._admin = AdminClient({**self._kafka("Looking at the cluster's topics"),
+                                       "logger": client_logger("admin")})
+        return self._admin
+
+    def read_topic(self, topic: str, converter: Any = None, starting: Any = "earliest", ending: Any = "latest",
+                   max_records: int | None = None, reader: str = "auto", options: Mapping[str, str] | None = None,
+                   spark: Any = None) -> Any:
+        """``topic``'s records as a Spark DataFrame, as :meth:`ConnectRuntime.read_topic
+        <connect_magics.runtime.runtime.ConnectRuntime.read_topic>` reads them (needs ``bootstrap_servers``).
+        The cluster's worker converters are not exposed by its REST API: without ``converter``, Kafka Connect's
+        JsonConverter with schemas is assumed."""
+        from connect_magics.runtime.config.worker_config import WorkerConfig
+        from connect_magics.runtime.plugins.registry import Plugins
+        from connect_magics.spark.topic_frame import read_topic_with
+
+        kafka = self._kafka("Reading a topic")
+        worker = WorkerConfig(kafka.pop("bootstrap.servers"), "connect-magics-remote", kafka)
+        return read_topic_with(Plugins(entry_points=False), worker, spark or self.spark, topic, converter,
+                               starting, ending, max_records, reader, options)
 
     # -- what the REST API does not offer --------------------------------------------------------
     def explain_topic_creation(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -188,15 +188,15 @@ class ConnectMagics(Magics):
     def _start_remote(self, args: argparse.Namespace) -> Any:
         from connect_magics.remote import RemoteRuntime
 
-        if args.embedded or args.bootstrap_servers or args.group_id or args.schema_registry:
-            raise UsageError("--remote excludes --embedded, --schema-registry, --bootstrap-servers and --group-id: "
-                             "the remote cluster has its own")
+        if args.embedded or args.group_id or args.schema_registry or args.config:
+            raise UsageError("--remote excludes --embedded, --schema-registry, --config and --group-id: the remote "
+                             "cluster has its own (--bootstrap-servers names its Kafka, for peek and the editor)")
         if not args.remote.startswith(("http://", "https://")):
             raise UsageError(f"--remote {args.remote}: expected the REST API's URL, http(s)://HOST:PORT")
         token = os.environ.get("CONNECT_REST_TOKEN")
         user, password = os.environ.get("CONNECT_REST_USER"), os.environ.get("CONNECT_REST_PASSWORD")
         auth: tuple[str, str] | str | None = token or ((user, password or "") if user else None)
-        rt = RemoteRuntime(args.remote, auth=auth)
+        rt = RemoteRuntime(args.remote, auth=auth, bootstrap_servers=args.bootstrap_servers)
         rt.kafka_cluster_id()  # fails clearly now if the cluster cannot be reached or refuses us
         self.runtime = rt
         print(f"Managing the Kafka Connect cluster at {rt.url}")
@@ -383,6 +383,9 @@ class ConnectMagics(Magics):
             print("REST server stopped.")
             return
         rt = self._rt()
+        if not hasattr(rt, "herder"):
+            raise UsageError(f"%connect rest serves a runtime of this kernel; the cluster at {rt.url} serves its own "
+                             "REST API there")
         if self.rest_server is not None:
             raise UsageError(f"A REST server is already running at {self.rest_server.url}: %connect rest --stop it first")
         try:

@@ -62,8 +62,9 @@ def offsets_frame(rt: Any, name: str) -> pd.DataFrame:
 def _seconds_to_next_commit(rt: Any, name: str, tasks: int) -> float | None:
     """The soonest periodic offset commit of the connector's running tasks, from their commit clocks."""
     due = []
-    for task in range(tasks):
-        runner = getattr(rt.herder.task_handle(name, task), "runner", None)  # tasks on this kernel's threads
+    herder = getattr(rt, "herder", None)  # a remote cluster's tasks: their clocks are not known here
+    for task in range(tasks if herder is not None else 0):
+        runner = getattr(herder.task_handle(name, task), "runner", None)  # tasks on this kernel's threads
         last, interval = getattr(runner, "_last_commit", None), getattr(runner, "flush_interval", None)
         if last is not None and interval is not None:
             due.append(max(0.0, last + interval - time.monotonic()))
@@ -74,14 +75,16 @@ def empty_offsets_reason(rt: Any, name: str) -> str:
     """Why connector ``name`` has no offsets yet, for a notebook user looking at an empty table.
 
     >>> empty_offsets_reason(rt, "lines")  # doctest: +SKIP
-    'No offsets committed yet for lines; the next commit is due in 4 s (offset.flush.interval.ms=5000).'
+    'No offsets committed yet for lines; the next commit is due in 4 s (offset.flush.interval.ms=5000), ...'
     """
     status = rt.connector_status(name)
     state = status["connector"]["state"]
-    interval_ms = rt.worker_config.int("offset.flush.interval.ms")
     if state == "STOPPED" or not status.get("tasks"):
         return f"No offsets committed for {name}: it is {state} with no running tasks, so it commits none."
     due = _seconds_to_next_commit(rt, name, len(status["tasks"]))
     when = f"the next commit is due in {round(due)} s" if due is not None else "offsets are committed"
-    return (f"No offsets committed yet for {name}; {when} (offset.flush.interval.ms={interval_ms}), and only "
-            "for records the broker acknowledged (source) or the task flushed (sink).")
+    worker = getattr(rt, "worker_config", None)  # a remote cluster does not show its worker settings
+    every = f"offset.flush.interval.ms={worker.int('offset.flush.interval.ms')}" if worker is not None else \
+        "every offset.flush.interval.ms of the worker"
+    return (f"No offsets committed yet for {name}; {when} ({every}), and only for records the broker acknowledged "
+            "(source) or the task flushed (sink).")

@@ -630,13 +630,10 @@ class ConnectRuntime:
         >>> rt.read_topic("orders", {"value.converter": "JsonConverter",
         ...                          "value.converter.schemas.enable": "false"}).select("value.*")  # doctest: +SKIP
         """
-        from connect_magics.spark.topic_frame import converters, read_topic
+        from connect_magics.spark.topic_frame import read_topic_with
 
-        key_converter, value_converter = converters(self.plugins, self.worker_config, converter)
-        # Spark's Kafka source is a Java client: the worker's security settings in Java's names, as kafka.* options
-        java = {f"kafka.{k}": v for k, v in self.worker_config.java_client_config("consumer").items()}
-        return read_topic(spark or self.spark, self.worker_config.client_config("consumer"), topic, key_converter,
-                          value_converter, starting, ending, max_records, reader, {**java, **(options or {})})
+        return read_topic_with(self.plugins, self.worker_config, spark or self.spark, topic, converter, starting,
+                               ending, max_records, reader, options)
 
     def schemas(self, subject: str | None = None, url: str | None = None) -> Any:
         """The Schema Registry's subjects (subject, latest version, id, type) as a pandas DataFrame, or the

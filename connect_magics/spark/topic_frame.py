@@ -332,6 +332,19 @@ def has_kafka_source(spark: Any) -> bool:
     return bool(fields)
 
 
+def read_topic_with(plugins: Any, worker: Any, spark: Any, topic: str, converter: Any = None,
+                    starting: Any = "earliest", ending: Any = "latest", max_records: int | None = None,
+                    reader: str = "auto", options: Mapping[str, str] | None = None) -> Any:
+    """:func:`read_topic` with the converters :func:`converters` resolves from ``plugins`` and the
+    :class:`~connect_magics.runtime.config.worker_config.WorkerConfig` ``worker`` (whose consumer settings,
+    security included, also reach Spark's Kafka source as ``kafka.*`` options)."""
+    key_converter, value_converter = converters(plugins, worker, converter)
+    # Spark's Kafka source is a Java client: the worker's security settings in Java's names, as kafka.* options
+    java = {f"kafka.{k}": v for k, v in worker.java_client_config("consumer").items()}
+    return read_topic(spark, worker.client_config("consumer"), topic, key_converter, value_converter, starting,
+                      ending, max_records, reader, {**java, **(options or {})})
+
+
 def read_topic(spark: Any, client_config: Mapping[str, str], topic: str, key_converter: Converter,
                value_converter: Converter, starting: Any = "earliest", ending: Any = "latest",
                max_records: int | None = None, reader: str = "auto", options: Mapping[str, str] | None = None,

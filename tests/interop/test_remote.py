@@ -91,3 +91,57 @@ def test_remote_errors(shell: InteractiveShell, java_connect: JavaConnectWorker)
     assert (e.value.status, e.value.message) == (404, "No status found for connector nope")
     with pytest.raises(RemoteUnsupportedError, match="JMX"):
         rt.metrics()
+
+
+#: Each magic against Kafka Connect's REST API (with its Kafka's bootstrap servers): "works", or the one line
+#: (a fragment of it) that says why it cannot.
+REMOTE_MAGICS: dict[str, str | None] = {
+    "list": None, "status {src}": None, "offsets {src}": None, "offsets {snk}": None, "offsets {snk} --edit": None,
+    "topics {src}": None, "plugins": None, "board": None, "dashboard": None, "versions {src}": None,
+    "topic-explorer {src} {topic}": None, "peek {topic} --converter StringConverter": None, "log": None,
+    "explain {src}": "does not expose", "metrics": "publishes them over JMX",
+    "rest": "serves its own REST API", "schemas": "needs a runtime in this kernel",
+    "preview {snk}": "does not reach", "rewind {snk} --by 1h": "does not reach the broker",
+}
+
+
+def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveShell, java_connect: JavaConnectWorker,
+                                                            bootstrap: str, tmp_path: Path, unique: str) -> None:
+    shell.run_line_magic("connect", f"start --remote {java_connect.url} --bootstrap-servers {bootstrap} -o rt")
+    lines = tmp_path / "in.txt"
+    lines.write_text("a\nb\n")
+    src, snk, topic = f"all-src-{unique}", f"all-snk-{unique}", f"all-{unique}"
+    shell.run_cell_magic("connect", f"create {src}", json.dumps({
+        "connector.class": "FileStreamSource", "file": str(lines), "topic": topic, "value.converter": STRING,
+        "topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "1"}))
+    shell.run_cell_magic("connect", f"create {snk}", json.dumps({
+        "connector.class": "FileStreamSink", "file": str(tmp_path / "out.txt"), "topics": topic,
+        "value.converter": STRING}))
+    wait_until(lambda: (tmp_path / "out.txt").exists() and (tmp_path / "out.txt").read_text() == "a\nb\n", 60,
+               message="both lines through Kafka Connect")
+    outcomes = {}
+    for command, why in REMOTE_MAGICS.items():
+        line = command.format(src=src, snk=snk, topic=topic)
+        try:
+            result = shell.run_line_magic("connect", line)
+            outcomes[command] = "works"
+            if command.startswith("peek"):
+                assert list(result["value"]) == ["a", "b"]
+            if command.startswith("versions"):
+                assert result.versions and result.error is None, repr(result)
+        except (UsageError, ConnectRestError) as e:
+            outcomes[command] = str(e)
+            assert why is not None and why in str(e) and "\n" not in str(e).strip(), (command, str(e))
+        assert (why is None) == (outcomes[command] == "works"), (command, outcomes[command])
+    shell.run_line_magic("connect", f"delete {src}")
+    shell.run_line_magic("connect", f"delete {snk}")
+
+
+def test_magics_that_need_kafka_say_so_without_bootstrap_servers(shell: InteractiveShell,
+                                                                 java_connect: JavaConnectWorker) -> None:
+    shell.run_line_magic("connect", f"start --remote {java_connect.url} -o rt")
+    with pytest.raises(RemoteUnsupportedError, match="--bootstrap-servers HOST:PORT"):
+        shell.run_line_magic("connect", "peek some-topic")
+    shell.run_line_magic("connect", "close")
+    with pytest.raises(UsageError, match="--remote excludes --embedded"):
+        shell.run_line_magic("connect", f"start --remote {java_connect.url} --group-id g")

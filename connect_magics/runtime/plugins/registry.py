@@ -31,7 +31,7 @@ import inspect
 import logging
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -246,8 +246,32 @@ class Plugins:
     '1.1.0'
     """
 
+    @classmethod
+    def listed(cls, entries: Iterable[Mapping[str, str]]) -> Plugins:
+        """A registry of what a Kafka Connect REST API lists (``GET /connector-plugins?connectorsOnly=false``:
+        ``{"class", "type", "version"}`` entries): their versions can be looked up (:meth:`find`,
+        :meth:`versions`), and no class can be loaded.
+
+        >>> Plugins.listed([{"class": "a.FooConnector", "type": "sink", "version": "1.0"}]).find("Foo").version
+        '1.0'
+        """
+        plugins = cls(entry_points=False, builtins=False)
+        with plugins._lock:
+            for entry in entries:
+                class_name, type_ = entry["class"], entry["type"]
+                simple = class_name.rsplit(".", 1)[-1]
+                aliases = {class_name, simple}
+                if type_ in ("sink", "source") and simple.endswith("Connector"):
+                    aliases.add(simple[: -len("Connector")])
+                desc = PluginDesc(object, class_name, type_, entry.get("version", UNDEFINED_VERSION), "remote",
+                                  tuple(sorted(aliases)))
+                plugins._plugins.append(desc)
+                for alias in aliases:
+                    plugins._index.setdefault(alias, []).append(desc)
+        return plugins
+
     def __init__(self, extra: Iterable[type] = (), plugin_path: str | Iterable[str] | None = None,
-                 entry_points: bool | Iterable[tuple[type, str | None]] = True) -> None:
+                 entry_points: bool | Iterable[tuple[type, str | None]] = True, builtins: bool = True) -> None:
         """``entry_points``: True discovers the installed distributions' plugins now, False skips them, and
         a result of :func:`entry_point_plugins` uses what was discovered before."""
         self._plugins: list[PluginDesc] = []
@@ -257,7 +281,7 @@ class Plugins:
         #: ``register()`` calls made after construction, to be repeated where tasks run in other processes.
         self.registrations: list[tuple[type, tuple[str, ...], str, str | None, bool]] = []
         self._constructed = False
-        for cls, names in _builtin_classes():
+        for cls, names in _builtin_classes() if builtins else ():
             self.register(cls, names)
         for cls, version in entry_point_plugins() if entry_points is True else entry_points or ():
             self.register(cls, version=version)
