@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
@@ -30,30 +29,12 @@ from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.offset_cells import cell_text, column_kinds, parse_cell
 from connect_magics.notebook.tables import empty_offsets_reason
+from connect_magics.runtime.stopped import stopped_for
 from connect_magics.spark.offsets_frame import META_KEY, frame_to_request
 
-__all__ = ["OffsetsEditor", "stopped_for"]
+__all__ = ["OffsetsEditor"]
 
 EDITED_BORDER = "2px solid #f9a825"
-
-
-def stopped_for(rt: Any, name: str, action: Callable[[], dict[str, str]]) -> tuple[dict[str, str], str]:
-    """Stop connector ``name`` if it is not STOPPED, run ``action``, and put it back in its previous state
-    (RUNNING: resumed, PAUSED: paused) even when ``action`` fails. Returns the action's answer and a note
-    of what was done to the connector.
-
-    >>> stopped_for(rt, "lines", lambda: rt.reset_offsets("lines"))  # doctest: +SKIP
-    ({'message': 'The offsets for this connector have been reset successfully'}, 'stopped lines, then resumed it')
-    """
-    previous = rt.connector_status(name)["connector"]["state"]
-    if previous == "STOPPED":
-        return action(), ""
-    rt.stop_connector(name)
-    try:
-        answer = action()
-    finally:
-        (rt.pause_connector if previous == "PAUSED" else rt.resume_connector)(name)
-    return answer, f"stopped {name}, then {'paused' if previous == 'PAUSED' else 'resumed'} it"
 
 
 def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka.admin import AdminClient
 
-from connect_magics.errors import BadRequestError, ConflictError, ConnectRestError
+from connect_magics.errors import BadRequestError, ConflictError
 from connect_magics.runtime.config.connector_config import check_worker_converters
 from connect_magics.runtime.config.worker_config import TOPIC_KEYS, WorkerConfig
 from connect_magics.runtime.config.worker_keys import check_worker_keys
@@ -29,8 +29,8 @@ from connect_magics.runtime.group.forwarding import RequestChannel
 from connect_magics.runtime.group.membership import GroupMembership, Role, membership_group
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
-from connect_magics.runtime.offsets import ZOMBIES
 from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.stopped import stopped_for
 from connect_magics.storage.authorization import (
     KafkaAuthorizationError,
     check_connection,
@@ -38,7 +38,7 @@ from connect_magics.storage.authorization import (
     check_topic_operations,
     principal,
 )
-from connect_magics.storage.config_store import ConfigStore, TargetState
+from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import client_logger, ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
@@ -553,7 +553,7 @@ class ConnectRuntime:
         to_ms = parse_time(to) if to is not None else int(time.time() * 1000) - parse_duration(by)
         plan = rewind_plan(self.herder, name, to_ms)
         if apply:
-            self._alter_while_stopped(name, plan.request())
+            stopped_for(self, name, lambda: self.alter_offsets(name, plan.request()))
             self._rewinds.setdefault(name, []).append(plan)
         return plan.frame()
 
@@ -566,31 +566,9 @@ class ConnectRuntime:
         if not self._rewinds.get(name):
             raise BadRequestError(f"Connector {name} has no rewind to undo in this runtime")
         plan = self._rewinds[name][-1].undone()
-        self._alter_while_stopped(name, plan.request())
+        stopped_for(self, name, lambda: self.alter_offsets(name, plan.request()))
         self._rewinds[name].pop()
         return plan.frame()
-
-    def _alter_while_stopped(self, name: str, request: Mapping[str, Any], timeout: float = 30.0) -> None:
-        """KIP-875's alter done for the user: stop the connector, alter (again while its tasks' consumers are
-        still leaving their group), then restore its target state, whether the alter succeeded or not."""
-        state = self.herder.configs.target_state(name)
-        if state is not TargetState.STOPPED:
-            self.stop_connector(name)
-        deadline = time.monotonic() + timeout
-        try:
-            while True:
-                try:
-                    self.alter_offsets(name, request)
-                    return
-                except ConnectRestError as e:
-                    if e.message != ZOMBIES.format(verb="alter", c=name) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)  # the group's members leave as their tasks stop
-        finally:
-            if state is TargetState.PAUSED:
-                self.pause_connector(name)
-            elif state is not TargetState.STOPPED:
-                self.resume_connector(name)
 
     def offsets_frame(self, name: str) -> Any:
         """The connector's offsets as a pandas DataFrame: one row per partition, a column per partition
