@@ -18,6 +18,7 @@ to the message line, never to stdout. ``repr(editor)`` is a plain-text view of t
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -35,6 +36,7 @@ from connect_magics.spark.offsets_frame import META_KEY, frame_to_request
 __all__ = ["OffsetsEditor"]
 
 EDITED_BORDER = "2px solid #f9a825"
+_DURATION = re.compile(r"^(P|\d+(\.\d+)?\s*[a-zA-Z])")  # "15m", "2 days", "PT1H": not a time
 
 
 def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -125,8 +127,15 @@ class OffsetsEditor(W.VBox):
         self.add_button = W.Button(description="Add partition", icon="plus", layout=W.Layout(width="auto"))
         self.add_button.on_click(lambda _b: self._add_from_inputs())
         self.add_box = W.HBox()
+        self.rewind_text = W.Text(placeholder="2026-11-26T10:00:00Z, or 15m", description="Rewind to",
+                                  layout=W.Layout(width="24em"))
+        self.rewind_button = W.Button(description="Load offsets for that time", icon="history",
+                                      layout=W.Layout(width="auto"),
+                                      tooltip="A sink's offsets at that time (or that long ago), as edits to review")
+        self.rewind_button.on_click(lambda _b: self.rewind_to(self.rewind_text.value))
         super().__init__(children=[
             self.title, self.grid, W.HBox([self.prev_button, self.page_label, self.next_button]), self.add_box,
+            W.HBox([self.rewind_text, self.rewind_button]),
             W.HBox([self.apply_button, self.reset_button, self.discard_button, self.reload_button]),
             self.confirm_box, self.message], **kwargs)
         self.reload(frame, background=background and frame is None)
@@ -369,6 +378,28 @@ class OffsetsEditor(W.VBox):
         self._build_grid()
         self.show_page(row // self.page_size)
         return row
+
+    def rewind_to(self, when: str) -> bool:
+        """Fill a sink's offset cells with its offsets at time ``when`` (ISO 8601, epoch ms) or that long ago
+        (``15m``, ``PT1H``), as ``rt.rewind(..., apply=False)`` computes them: edits to review, then Apply."""
+        when = when.strip()
+        duration = _DURATION.match(when) is not None
+        try:
+            plan = self.rt.rewind(self.name, to=None if duration else (int(when) if when.isdigit() else when),
+                                  by=when if duration else None, apply=False)
+        except ConnectRestError as e:
+            self.message.value = error_html(escape(f"{e.message} (HTTP {e.status})"))
+            return False
+        for entry in plan.to_dict("records"):
+            partition = {"kafka_topic": entry["kafka_topic"], "kafka_partition": entry["kafka_partition"]}
+            offset = str(entry["kafka_offset"])
+            try:
+                self.set_cell(self.row_of(**partition), "kafka_offset", offset)
+            except KeyError:  # a partition with no offset yet
+                self.add_row({**{k: cell_text(v) for k, v in partition.items()}, "kafka_offset": offset})
+        self.message.value = escape(f"Offsets for {plan.attrs['rewind_to']} loaded as edits: review them, then "
+                                    "Apply (or Discard edits).")
+        return True
 
     def discard(self) -> None:
         """Forget every edit and added row (what Discard edits does)."""

@@ -182,3 +182,26 @@ def test_a_remote_runtime_says_why_it_cannot_rewind() -> None:
     remote = RemoteRuntime("http://127.0.0.1:9")
     with pytest.raises(RemoteUnsupportedError, match="offsets for that time"):
         remote.rewind("x", by="1h")
+
+
+def test_the_offsets_editor_loads_a_rewind_for_review(rt: ConnectRuntime, bootstrap: str, tmp_path: Path) -> None:
+    from connect_magics.notebook.offsets_editor import OffsetsEditor
+
+    topic, name, out = f"rewind-{uuid.uuid4().hex[:8]}", f"rewind-ed-{uuid.uuid4().hex[:6]}", tmp_path / "out.txt"
+    t0 = int(time.time() * 1000) - HOUR_MS
+    produce_timed(bootstrap, topic, {0: [t0 + i * 1000 for i in range(6)]})
+    file_sink(rt, name, topic, out)
+    all_consumed(rt, name, topic, out, 6, 1)
+    editor = OffsetsEditor(rt, name, background=False)
+    assert not editor.rewind_to("not a time")  # refused, naming the value; nothing loaded
+    assert "Invalid value 'not a time' for 'to'" in editor.message.value and not editor.edits
+    assert editor.rewind_to(str(t0 + 4000))
+    assert editor.edits == {(0, "kafka_offset"): "4"}
+    assert committed(rt, name) == {(topic, 0): 6}  # loaded for review only
+    assert not editor.apply()  # RUNNING: asks first
+    editor.confirm()
+    wait_until(lambda: len(lines(out)) == 8, 30, message="records 4 and 5 again")
+    assert rt.connector_status(name)["connector"]["state"] == "RUNNING"
+    assert editor.rewind_to("2h")  # two hours ago: every record from the beginning
+    assert editor.edits == {(0, "kafka_offset"): "0"}
+    rt.delete_connector(name)
