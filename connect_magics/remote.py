@@ -225,6 +225,9 @@ class RemoteRuntime:
         JsonConverter with schemas is assumed."""
         from connect_magics.runtime.config.worker_config import WorkerConfig
         from connect_magics.runtime.plugins.registry import Plugins
+        from connect_magics.spark import require_pyspark
+
+        require_pyspark("Reading a topic as a DataFrame")
         from connect_magics.spark.topic_frame import read_topic_with
 
         kafka = self._kafka("Reading a topic")

@@ -223,6 +223,9 @@ class ConnectRuntime:
             from connect_magics.runtime.executors.processes import ProcessExecutor
 
             return ProcessExecutor(self.worker_config, self.plugins)
+        from connect_magics.spark import require_pyspark
+
+        require_pyspark("The spark executor")
         from connect_magics.spark.executor import SparkExecutor
         from connect_magics.spark.session import spark_session
 
@@ -608,6 +611,9 @@ class ConnectRuntime:
         >>> rt.read_topic("orders", {"value.converter": "JsonConverter",
         ...                          "value.converter.schemas.enable": "false"}).select("value.*")  # doctest: +SKIP
         """
+        from connect_magics.spark import require_pyspark
+
+        require_pyspark("Reading a topic as a DataFrame")
         from connect_magics.spark.topic_frame import read_topic_with
 
         return read_topic_with(self.plugins, self.worker_config, spark or self.spark, topic, converter, starting,

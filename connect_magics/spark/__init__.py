@@ -1,0 +1,21 @@
+"""Spark: the task executor on a SparkSession, topics and offsets as DataFrames, Spark's Kafka source.
+
+Spark is optional: ``pip install 'connect-magics[spark]'`` (or the pyspark a platform provides, 4.x).
+Everything else (the runtime, the magics, the REST worker, the threads and processes executors) runs without it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["require_pyspark"]
+
+
+def require_pyspark(what: str) -> None:
+    """Raise an ImportError that says how to install Spark support if pyspark is missing.
+
+    >>> require_pyspark("Reading a topic")  # with pyspark installed: nothing happens
+    """
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{what} needs pyspark (4.x), which is not installed: pip install "
+                          "'connect-magics[spark]', or use the Spark your platform provides") from None

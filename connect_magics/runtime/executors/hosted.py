@@ -60,8 +60,7 @@ class HostedExecutor(Executor):
     def payload(self, spec: TaskSpec) -> bytes:
         """The pickled :class:`HostedTask`; plugin classes registered in this process travel by value unless
         they come from an installed package. It loads with plain :func:`pickle.loads`."""
-        from pyspark.cloudpickle import dumps  # cloudpickle pickles classes of notebook cells by value
-
+        dumps = _cloudpickle().dumps  # cloudpickle pickles classes of notebook cells by value
         registrations = list(self.plugins.registrations)
         for cls, *_ in registrations:
             _pickle_module_by_value(cls)
@@ -169,10 +168,19 @@ class HostedTaskHandle(TaskHandle):
         return (self.published() or {}).get("errors", {})
 
 
+def _cloudpickle() -> Any:
+    """Spark's own cloudpickle where pyspark is installed (what its executors load with), else cloudpickle's
+    package (task processes need no Spark)."""
+    try:
+        from pyspark import cloudpickle
+    except ImportError:
+        import cloudpickle
+    return cloudpickle
+
+
 def _pickle_module_by_value(cls: type) -> None:
     """Classes from modules another process may not import (notebook cells, test files) travel by value."""
-    from pyspark.cloudpickle import register_pickle_by_value
-
+    register_pickle_by_value = _cloudpickle().register_pickle_by_value
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None) or ""
     if module is None or cls.__module__ == "__main__" or cls.__module__.startswith("connect_magics"):
