@@ -93,16 +93,7 @@ from connect_magics.api.records import (
     SourceRecord,
     TopicPartition,
 )
-from connect_magics.api.transforms import (
-    BUILTIN_TRANSFORMS,
-    ExtractField,
-    Filter,
-    HoistField,
-    InsertField,
-    RegexRouter,
-    ReplaceField,
-    Transformation,
-)
+from connect_magics.api.transforms import Transformation
 
 __all__ = [
     # connectors and tasks
@@ -129,3 +120,16 @@ __all__ = [
     "AlreadyExistsException", "ConnectException", "DataException", "NotFoundException", "RetriableException",
     "SchemaBuilderException",
 ]
+
+_TRANSFORMS = {"BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HoistField", "InsertField", "RegexRouter",
+               "ReplaceField"}
+
+
+def __getattr__(name: str) -> object:
+    """Kafka's transformations (:mod:`connect_magics.transforms`), loaded on first use: that package imports
+    this one."""
+    if name in _TRANSFORMS:
+        import connect_magics.transforms as transforms
+
+        return getattr(transforms, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
