@@ -70,8 +70,10 @@ def _type_list(types: list[SchemaType]) -> str:
 def _output_type(name: str) -> SchemaType:
     try:
         schema_type = SchemaType[name.strip().upper()]
-    except KeyError as e:
-        raise ConfigException(f"Invalid type found in casting spec: {name.strip()}") from e
+    except KeyError as e:  # Kafka passes the enum's exception as the ConfigException's value: the same text
+        raise ConfigException(f"Invalid type found in casting spec: {name.strip()}",
+                              "java.lang.IllegalArgumentException: No enum constant "
+                              f"org.apache.kafka.connect.data.Schema.Type.{name.strip().upper()}") from e
     if schema_type not in _OUTPUT:
         raise ConfigException(f"Cast transformation does not support casting to {schema_type.name}; supported types "
                               f"are {_type_list(_OUTPUT)}")

@@ -25,7 +25,11 @@ __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue"
 
 
 class SetSchemaMetadata(KeyOrValue):
-    """Sets ``schema.name`` and/or ``schema.version`` on the key (``.Key``) or value (``.Value``) schema."""
+    """Sets ``schema.name`` and/or ``schema.version`` on the key (``.Key``) or value (``.Value``) schema.
+
+    As in Kafka, only struct schemas can be updated: another schema fails the record ("Cannot list fields on
+    non-struct type").
+    """
 
     CONFIG_DEF = (ConfigDef()
                   .define("schema.name", Type.STRING, None, None, Importance.HIGH, "Schema name to set.")
@@ -53,7 +57,7 @@ class SetSchemaMetadata(KeyOrValue):
             schema.type, schema.optional, schema.default_value,
             self.schema_name if self.schema_name is not None else schema.name,
             self.schema_version if self.schema_version is not None else schema.version,
-            schema.doc, schema.parameters, schema.fields if schema.type is SchemaType.STRUCT else None,
+            schema.doc, schema.parameters, schema.fields,  # not a struct: "Cannot list fields on non-struct type"
             schema.key_schema if is_map else None, schema.value_schema if is_map or is_array else None)
         if isinstance(value, Struct):
             updated = Struct(updated_schema)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,11 @@ SIDES = {"java": "javaside", "ours": "magicsside"}
 #: Comparisons known to differ, by label (fnmatch patterns), with the reason (also in docs/transformations.md).
 EXPECTED_DIFFERENCES: dict[str, str] = {
     "plugin config ReplaceField$*": "we still accept 'blacklist' and 'whitelist', removed in Kafka 4.0",
+    "s-cast-float records": "a schemaless FLOAT32 is a Python float: printed as the double it holds "
+                            "(1.0000000200408773E20), where Java prints the Float (1.0E20)",
+    "validate TopicNameMatches without pattern": "Kafka shows the JVM's NullPointerException text ('Invalid regex: "
+                                                 "Cannot invoke \"String.isEmpty()\" ...'); we say a regular "
+                                                 "expression is required",
 }
 
 
@@ -114,7 +121,6 @@ SOURCE_CASES = [
          ["a", "b"], outputs=["{s}-routed-regexrouter"]),
     Case("regexrouter-nomatch", "source", [("route", T + "RegexRouter", {"regex": "nomatch-(.*)",
                                                                          "replacement": "$1"})], ["a"]),
-    Case("filter-all", "source", [("drop", T + "Filter", {})], ["a", "b"]),
     # InsertField
     Case("insertfield-value", "source", [hoist(), insert(topic_field="t", partition_field="p", static_field="s!",
                                                          static_value="v")], ["a", "b"]),
@@ -191,8 +197,8 @@ SOURCE_CASES = [
         "mf", T + "MaskField$Value", {"fields": "line", "replacement": "1"})], ["true"], fails=True),
     Case("maskfield-key", "source", [*STRUCT, TO_KEY, ("mf", T + "MaskField$Key", {"fields": "line"})], ["a"]),
     # SetSchemaMetadata
-    Case("setschemametadata-value", "source", [("ssm", T + "SetSchemaMetadata$Value", {
-        "schema.name": "com.example.Line", "schema.version": "3"})], ["a"]),
+    Case("setschemametadata-value-string", "source", [("ssm", T + "SetSchemaMetadata$Value", {
+        "schema.name": "com.example.Line", "schema.version": "3"})], ["a"], fails=True),
     Case("setschemametadata-value-struct", "source", [*STRUCT, ("ssm", T + "SetSchemaMetadata$Value", {
         "schema.name": "com.example.Row"})], ["a"]),
     Case("setschemametadata-key", "source", [*STRUCT, TO_KEY, ("ssm", T + "SetSchemaMetadata$Key", {
@@ -303,7 +309,8 @@ SINK_CASES = [
          inputs=("main", "other")),
 ]
 
-CASES = SOURCE_CASES + SINK_CASES
+CASES = [case for case in SOURCE_CASES + SINK_CASES
+         if fnmatch.fnmatchcase(case.id, os.environ.get("TRANSFORMS_PARITY_CASES", "*"))]
 
 #: The sink cases' input: plain JSON values (schemaless), a key as a string, some headers.
 MAIN_RECORDS: list[tuple[str | None, Any, list[tuple[str, bytes]]]] = [
@@ -446,10 +453,11 @@ def outcomes(java_connect: JavaConnectWorker, magics_worker: RestServer, broker:
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in INPUT_TOPICS.values()]).values():
         future.result()
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    now = int(time.time() * 1000)  # recent: the broker's retention keeps the records
     for key, records in (("main", MAIN_RECORDS), ("other", OTHER_RECORDS)):
         for k, v, headers in records:
             producer.produce(INPUT_TOPICS[key], key=k, value=None if v is None else json.dumps(v),
-                             headers=headers, timestamp=1700000000000 + len(k or ""))
+                             headers=headers, timestamp=now + len(k or ""))
     assert producer.flush(30) == 0
     input_ends = {"main": len(MAIN_RECORDS), "other": len(OTHER_RECORDS)}
 
@@ -461,16 +469,29 @@ def outcomes(java_connect: JavaConnectWorker, magics_worker: RestServer, broker:
             status, body = side.call("POST", "/connectors", {"name": f"{{s}}-tf-{case.id}",
                                                              "config": case.config(folder)})
             assert status == 201, f"{side.name} {case.id}: {body}"
-    for side in sides:
-        for case in CASES:
-            wait_until(lambda side=side, case=case: _done(side, case, folder, input_ends), 120, 0.2,
-                       message=f"{side.name}: {case.id} done (offsets at the end, or FAILED)")
+    pending = {(side.name, case.id): (side, case) for side in sides for case in CASES}
+
+    def all_done() -> bool:
+        for key, (side, case) in list(pending.items()):
+            try:
+                done = _done(side, case, folder, input_ends)
+            except (OSError, KeyError, IndexError, TypeError):  # not started yet, or no offsets yet
+                done = False
+            if done:
+                del pending[key]
+        return not pending
+    try:
+        wait_until(all_done, 180, 0.5, message="every case done on both sides")
+    except AssertionError:
+        pass  # the cases still pending fail in their own test
     year = datetime.datetime.now(datetime.timezone.utc).year
     results: dict[str, dict[str, Outcome]] = {}
     for case in CASES:
         results[case.id] = {}
         for side in sides:
             state = side.task_state(f"{{s}}-tf-{case.id}") or "?"
+            if (side.name, case.id) in pending:
+                state = f"{state}, not done after 180 s (offsets {side.offsets(f'{{s}}-tf-{case.id}')})"
             if state == "FAILED":
                 records: Any = None
             elif case.mode == "source":

@@ -38,7 +38,9 @@ def cast(spec: str, key: bool = False) -> Cast:
 
 @pytest.mark.parametrize("spec, message", [
     ("", "Must specify at least one field to cast."),
-    ("foo:faketype", "Invalid type found in casting spec: faketype"),
+    ("foo:faketype", "Invalid value java.lang.IllegalArgumentException: No enum constant "
+                     "org.apache.kafka.connect.data.Schema.Type.FAKETYPE for configuration Invalid type found in "
+                     "casting spec: faketype"),
     ("foo:int8:extra", "Invalid value [foo:int8:extra] for configuration renames: Invalid rename mapping: foo:int8:extra"),
     ("foo:int8,int32", "Cast transformations that specify a type to cast the entire value to may only specify a "
                        "single cast in their spec"),

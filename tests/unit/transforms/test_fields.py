@@ -93,8 +93,11 @@ def test_set_schema_metadata() -> None:
     assert (out.value_schema.name, out.value_schema.version, out.value_schema.doc) == ("new", 1, "d")
     assert out.value.schema is out.value_schema and out.value.get("a") == 1
     out = configured(SetSchemaMetadata.Key, schema_version="3").apply(
-        SourceRecord(None, None, "t", key_schema=INT32_SCHEMA, key=5))
-    assert out.key_schema.version == 3 and out.key == 5 and out.key_schema.type is INT32_SCHEMA.type
+        SourceRecord(None, None, "t", key_schema=schema, key=value))
+    assert out.key_schema.version == 3 and out.key_schema.name == "old" and out.key.get("a") == 1
+    with pytest.raises(DataException, match="Cannot list fields on non-struct type"):  # as Kafka 4.1
+        configured(SetSchemaMetadata.Key, schema_version="3").apply(
+            SourceRecord(None, None, "t", key_schema=INT32_SCHEMA, key=5))
     null_record = SourceRecord(None, None, "t")
     assert configured(SetSchemaMetadata.Value, schema_name="x").apply(null_record) is null_record
     with pytest.raises(DataException, match=r"Schema required for \[updating schema metadata\]"):
