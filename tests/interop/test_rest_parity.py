@@ -56,8 +56,6 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
     "plugin config InsertField$Value": "we also resolve a nested class's short name; Kafka 4.1 answers 404",
     "plugin config org.apache.kafka.connect.transforms.ReplaceField$Value": "we still accept 'blacklist' and "
                                                                             "'whitelist', removed in Kafka 4.0",
-    "plugin config org.apache.kafka.connect.transforms.ExtractField$Value": "no 'field.syntax.version': nested "
-                                                                            "field paths (KIP-821) are not supported",
 }
 
 
