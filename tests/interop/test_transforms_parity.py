@@ -604,7 +604,7 @@ def test_validation_messages(sides: tuple[Side, Side], label: str) -> None:
         assert status == 200, f"{side.name}: {body}"
         answers.append({c["value"]["name"]: c["value"]["errors"] for c in body["configs"]
                         if c["value"]["name"].startswith(f"{kind}.x.")})
-    check(f"validate {label}", answers[0], answers[1])
+    check(f"validate {label}", answers[0], {k: v for k, v in answers[1].items() if k in answers[0]})
     assert any(answers[0].values()) or label in CONFIGURE_TIME, f"{label}: Kafka Connect found no error"
 
 
