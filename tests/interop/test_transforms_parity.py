@@ -1,7 +1,7 @@
 """Kafka's transformations and predicates side by side: the same connector configs on a real Apache Kafka
 Connect worker and on ``connect-magics worker``, outputs compared record by record.
 
-Two modes, each case one connector per side:
+Three kinds of case, each one connector per side:
 
 * ``source`` (schema'd records): a FileStreamSource reads the case's lines (a STRING value, a null key),
   the case's chain transforms them (HoistField, InsertField and Cast first build the structs, keys and
@@ -13,6 +13,8 @@ Two modes, each case one connector per side:
   as Java's ``String.valueOf`` does; the lines are compared (map entries in name order: Java prints a
   HashMap in hash order). Keys and headers are not printed by the sink, so a sink case shows a key or
   header change only through the value (``InsertField`` reveals a renamed topic).
+* ``sink`` with schemas (``ss-`` cases): the same, from a topic of JSON with schemas (defaults, a decimal,
+  an array, a map, a nested optional struct), the values printed as Java prints a Struct.
 
 A case may expect the task to fail (Kafka fails it too): then both tasks must be FAILED.
 
@@ -81,8 +83,10 @@ class Case:
             config = {"connector.class": "FileStreamSink", "file": str(folder / f"{{s}}-{self.id}.out"),
                       "topics": ",".join(INPUT_TOPICS[t] for t in self.inputs),
                       "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                      "value.converter": JSON, "value.converter.schemas.enable": "false"}
-        config["transforms"] = ",".join(alias for alias, _, _ in self.chain)
+                      "value.converter": JSON,
+                      "value.converter.schemas.enable": "true" if self.inputs == ("schema",) else "false"}
+        if self.chain:
+            config["transforms"] = ",".join(alias for alias, _, _ in self.chain)
         for alias, cls, settings in self.chain:
             config[f"transforms.{alias}.type"] = cls
             config.update({f"transforms.{alias}.{k}": v for k, v in settings.items()})
@@ -309,7 +313,45 @@ SINK_CASES = [
          inputs=("main", "other")),
 ]
 
-CASES = [case for case in SOURCE_CASES + SINK_CASES
+# Sink cases with schemas: JSON with schemas (a struct with defaults, a decimal, an array, a map, a nested
+# optional struct) through JsonConverter, printed as Java prints a Struct.
+SCHEMA_ONLY = ("schema",)
+SINK_SCHEMA_CASES = [
+    Case("ss-none", "sink", [], inputs=SCHEMA_ONLY),
+    Case("ss-cast", "sink", [cast("id:int8,price:string,score:int32,flag:string,name:string")], inputs=SCHEMA_ONLY),
+    Case("ss-cast-no-default", "sink", [("cast", T + "Cast$Value", {"spec": "name:string,flag:int8",
+                                                                    "replace.null.with.default": "false"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-maskfield", "sink", [("mf", T + "MaskField$Value", {"fields": "id,name,price,tags,attrs,score,flag"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-maskfield-replacement", "sink", [("mf", T + "MaskField$Value", {"fields": "id,price,score,name",
+                                                                             "replacement": "7"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-flatten", "sink", [("fl", T + "Flatten$Value", {"delimiter": "_"})], inputs=SCHEMA_ONLY),
+    Case("ss-timestampconverter", "sink", [
+        ("tc1", TC + "Value", {"field": "at", "target.type": "Timestamp"}),
+        ("tc2", TC + "Value", {"field": "at", "target.type": "string", "format": "yyyy-MM-dd HH:mm:ss.SSS"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-timestampconverter-date", "sink", [("tc1", TC + "Value", {"field": "at", "target.type": "Date"}),
+                                                cast("at:string")], inputs=SCHEMA_ONLY),
+    Case("ss-extractfield-v2", "sink", [("ef", T + "ExtractField$Value", {"field": "inner.y",
+                                                                          "field.syntax.version": "V2"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-extractfield-v2-no-default", "sink", [("ef", T + "ExtractField$Value", {
+        "field": "inner.y", "field.syntax.version": "V2", "replace.null.with.default": "false"})], inputs=SCHEMA_ONLY),
+    Case("ss-replacefield-no-default", "sink", [("rf", T + "ReplaceField$Value", {
+        "exclude": "tags", "renames": "id:ident", "replace.null.with.default": "false"})], inputs=SCHEMA_ONLY),
+    Case("ss-insertfield", "sink", [insert(topic_field="t", static_field="s", static_value="v",
+                                           offset_field="o!")], inputs=SCHEMA_ONLY),
+    Case("ss-headerfrom-move", "sink", [("hf", T + "HeaderFrom$Value", {"fields": "id,name", "headers": "a,b",
+                                                                        "operation": "move"})], inputs=SCHEMA_ONLY),
+    Case("ss-hoistfield", "sink", [hoist("all")], inputs=SCHEMA_ONLY),
+    Case("ss-setschemametadata", "sink", [("ssm", T + "SetSchemaMetadata$Value", {"schema.name": "x.Y"})],
+         inputs=SCHEMA_ONLY),
+    Case("ss-valuetokey", "sink", [("tk", T + "ValueToKey", {"fields": "id,inner"})], inputs=SCHEMA_ONLY),
+]
+
+CASES = [case for case in SOURCE_CASES + SINK_CASES + SINK_SCHEMA_CASES
          if fnmatch.fnmatchcase(case.id, os.environ.get("TRANSFORMS_PARITY_CASES", "*"))]
 
 #: The sink cases' input: plain JSON values (schemaless), a key as a string, some headers.
@@ -327,6 +369,28 @@ OTHER_RECORDS: list[tuple[str | None, Any, list[tuple[str, bytes]]]] = [
     ("o1", {"id": 7, "name": "other"}, [("h1", b"o")]),
     ("o2", None, []),
     ("o3", {"id": 8, "name": "more"}, []),
+]
+ROW_SCHEMA = {"type": "struct", "name": "Row", "optional": False, "fields": [
+    {"field": "id", "type": "int32", "optional": False},
+    {"field": "name", "type": "string", "optional": True, "default": "anon"},
+    {"field": "price", "type": "bytes", "optional": False, "name": "org.apache.kafka.connect.data.Decimal",
+     "version": 1, "parameters": {"scale": "2"}},
+    {"field": "at", "type": "int64", "optional": False},
+    {"field": "tags", "type": "array", "items": {"type": "string", "optional": False}, "optional": False},
+    {"field": "attrs", "type": "map", "keys": {"type": "string", "optional": False},
+     "values": {"type": "int32", "optional": False}, "optional": False},
+    {"field": "inner", "type": "struct", "optional": True, "fields": [
+        {"field": "x", "type": "int64", "optional": False},
+        {"field": "y", "type": "string", "optional": True, "default": "why"}]},
+    {"field": "score", "type": "double", "optional": False},
+    {"field": "flag", "type": "boolean", "optional": True, "default": True},
+]}
+SCHEMA_RECORDS: list[tuple[str | None, Any, list[tuple[str, bytes]]]] = [
+    ("r1", {"schema": ROW_SCHEMA, "payload": {"id": 1, "name": None, "price": "AJw=", "at": 1700000000123,
+                                              "tags": ["a", "b"], "attrs": {"k": 1}, "inner": {"x": 5, "y": None},
+                                              "score": 2.5, "flag": None}}, []),
+    ("r2", {"schema": ROW_SCHEMA, "payload": {"id": 300, "name": "bo", "price": "/2Q=", "at": -1001, "tags": [],
+                                              "attrs": {}, "inner": None, "score": -0.75, "flag": False}}, []),
 ]
 INPUT_TOPICS: dict[str, str] = {}
 
@@ -448,18 +512,18 @@ def outcomes(java_connect: JavaConnectWorker, magics_worker: RestServer, broker:
 
     folder = tmp_path_factory.mktemp("tf-parity")
     suffix = uuid.uuid4().hex[:6]
-    INPUT_TOPICS.update(main=f"tf-in-main-{suffix}", other=f"tf-in-other-{suffix}")
+    INPUT_TOPICS.update(main=f"tf-in-main-{suffix}", other=f"tf-in-other-{suffix}", schema=f"tf-in-schema-{suffix}")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in INPUT_TOPICS.values()]).values():
         future.result()
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
     now = int(time.time() * 1000)  # recent: the broker's retention keeps the records
-    for key, records in (("main", MAIN_RECORDS), ("other", OTHER_RECORDS)):
+    for key, records in (("main", MAIN_RECORDS), ("other", OTHER_RECORDS), ("schema", SCHEMA_RECORDS)):
         for k, v, headers in records:
             producer.produce(INPUT_TOPICS[key], key=k, value=None if v is None else json.dumps(v),
                              headers=headers, timestamp=now + len(k or ""))
     assert producer.flush(30) == 0
-    input_ends = {"main": len(MAIN_RECORDS), "other": len(OTHER_RECORDS)}
+    input_ends = {"main": len(MAIN_RECORDS), "other": len(OTHER_RECORDS), "schema": len(SCHEMA_RECORDS)}
 
     sides = [Side("java", java_connect.url), Side("ours", magics_worker.url)]
     for side in sides:
