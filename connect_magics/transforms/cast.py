@@ -174,18 +174,20 @@ def _parse_float(text: str) -> float:
 
 
 def _date_string(value: _dt.date | _dt.time) -> str:
-    """Kafka's ``Values.dateFormatFor``: a date, a time or an ISO timestamp, in UTC."""
+    """Kafka's ``Values.dateFormatFor``, in UTC: before the epoch's second day a time (``HH:mm:ss.SSS'Z'``, even
+    for earlier dates, as Kafka), at midnight a date, else an ISO timestamp."""
     if isinstance(value, _dt.datetime):
         millis = Timestamp.from_logical(Timestamp.SCHEMA, value)
-        t = _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=millis)
-        if millis % 86_400_000 == 0:
-            return t.strftime("%Y-%m-%d")
-        if 0 <= millis < 86_400_000:
-            return t.strftime("%H:%M:%S.") + f"{millis % 1000:03d}Z"
-        return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
-    if isinstance(value, _dt.date):
-        return value.strftime("%Y-%m-%d")
-    return value.strftime("%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    elif isinstance(value, _dt.date):
+        millis = Date.from_logical(Date.SCHEMA, value) * 86_400_000
+    else:
+        millis = Time.from_logical(Time.SCHEMA, value)
+    t = _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=millis)
+    if millis < 86_400_000:
+        return t.strftime("%H:%M:%S.") + f"{millis % 1000:03d}Z"
+    if millis % 86_400_000 == 0:
+        return t.strftime("%Y-%m-%d")
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
 
 
 def _to_string(value: Any, schema_type: SchemaType | None) -> str:

@@ -327,7 +327,10 @@ SINK_SCHEMA_CASES = [
     Case("ss-maskfield-replacement", "sink", [("mf", T + "MaskField$Value", {"fields": "id,price,score,name",
                                                                              "replacement": "7"})],
          inputs=SCHEMA_ONLY),
-    Case("ss-flatten", "sink", [("fl", T + "Flatten$Value", {"delimiter": "_"})], inputs=SCHEMA_ONLY),
+    Case("ss-flatten-map", "sink", [("fl", T + "Flatten$Value", {"delimiter": "_"})], inputs=SCHEMA_ONLY,
+         fails=True),
+    Case("ss-flatten", "sink", [("rf", T + "ReplaceField$Value", {"exclude": "attrs"}),
+                                ("fl", T + "Flatten$Value", {"delimiter": "_"})], inputs=SCHEMA_ONLY),
     Case("ss-timestampconverter", "sink", [
         ("tc1", TC + "Value", {"field": "at", "target.type": "Timestamp"}),
         ("tc2", TC + "Value", {"field": "at", "target.type": "string", "format": "yyyy-MM-dd HH:mm:ss.SSS"})],

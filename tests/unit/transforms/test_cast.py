@@ -21,6 +21,7 @@ from connect_magics.api.data import (
     SchemaBuilder,
     SchemaType,
     Struct,
+    Time,
     Timestamp,
 )
 from connect_magics.api.errors import DataException
@@ -121,3 +122,12 @@ def test_timestamp_to_string() -> None:
     value = dt.datetime(2023, 1, 2, 3, 4, 5, 6000, tzinfo=dt.timezone.utc)
     assert cast("string").apply(SourceRecord(None, None, "t", value_schema=schema, value=value)).value == \
         "2023-01-02T03:04:05.006Z"
+
+
+@pytest.mark.parametrize("schema, value, text", [
+    (Date.SCHEMA, dt.date(2023, 1, 2), "2023-01-02"), (Date.SCHEMA, dt.date(1970, 1, 1), "00:00:00.000Z"),
+    (Date.SCHEMA, dt.date(1969, 12, 31), "00:00:00.000Z"), (Time.SCHEMA, dt.time(1, 2, 3, 4000), "01:02:03.004Z"),
+    (Timestamp.SCHEMA, dt.datetime(2023, 1, 2, tzinfo=dt.timezone.utc), "2023-01-02"),
+])
+def test_dates_to_string_as_kafkas_values_date_format_for(schema: object, value: object, text: str) -> None:
+    assert cast("string").apply(SourceRecord(None, None, "t", value_schema=schema, value=value)).value == text
