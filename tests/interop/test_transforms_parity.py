@@ -113,6 +113,8 @@ def cast(spec: str, alias: str = "cast", variant: str = "Value") -> tuple[str, s
 TO_KEY = ("tokey", T + "ValueToKey", {"fields": "line"})
 STRUCT = [hoist(), insert(topic_field="t", static_field="st", static_value="fixed")]  # {line, t, st}
 NESTED = [*STRUCT, hoist("inner", "hoist2"), insert("insert2", static_field="outer", static_value="o")]
+KEY_MAP = [("hk", T + "HoistField$Key", {"field": "k"}),
+           insert("ik", "Key", static_field="s", static_value="42"), insert("ik2", "Key", topic_field="t")]
 NUMBERS = ["42", "-7", "127", "0"]
 WHEN = ["2023-11-14 22:13:20", "1969-12-31 23:59:59", "2000-02-29 00:00:00"]
 YMD = {"format": "yyyy-MM-dd HH:mm:ss"}
@@ -243,6 +245,26 @@ SOURCE_CASES = [
     Case("flatten-value-delimiter", "source", [*NESTED, ("fl", T + "Flatten$Value", {"delimiter": "_"})], ["a"]),
     Case("flatten-key", "source", [*NESTED, ("tk", T + "ValueToKey", {"fields": "inner"}),
                                    ("fl", T + "Flatten$Key", {"delimiter": "/"})], ["a"]),
+    # Schemaless keys on the source side: HoistField$Key on the null key makes a map {k: null}
+    Case("key-schemaless-cast", "source", [*KEY_MAP, cast("s:int32,t:string", "ck", "Key")], ["a"]),
+    Case("key-schemaless-cast-whole", "source", [*KEY_MAP, ("ek", T + "ExtractField$Key", {"field": "s"}),
+                                                 cast("int16", "ck", "Key")], ["a"]),
+    Case("key-schemaless-maskfield", "source", [*KEY_MAP, ("mf", T + "MaskField$Key", {"fields": "s,t,k"})], ["a"]),
+    Case("key-schemaless-replacefield", "source", [*KEY_MAP, ("rf", T + "ReplaceField$Key", {
+        "exclude": "k", "renames": "s:static"})], ["a"]),
+    Case("key-schemaless-flatten", "source", [*KEY_MAP, ("hk2", T + "HoistField$Key", {"field": "outer"}),
+                                              ("fl", T + "Flatten$Key", {"delimiter": "_"})], ["a"]),
+    Case("key-schemaless-extractfield-v2", "source", [*KEY_MAP, ("hk2", T + "HoistField$Key", {"field": "outer"}),
+                                                      ("ek", T + "ExtractField$Key", {
+                                                          "field": "outer.t", "field.syntax.version": "V2"})], ["a"]),
+    Case("key-schemaless-headerfrom", "source", [*KEY_MAP, ("hf", T + "HeaderFrom$Key", {
+        "fields": "s,nope", "headers": "hs,hn", "operation": "move"})], ["a"]),
+    Case("key-schemaless-timestampconverter", "source", [
+        ("hk", T + "HoistField$Key", {"field": "k"}),
+        insert("ik", "Key", static_field="when", static_value="2023-11-14 22:13:20"),
+        ("tc", TC + "Key", {"field": "when", "target.type": "unix", "unix.precision": "seconds", **YMD})], ["a"]),
+    Case("key-schemaless-setschemametadata", "source", [*KEY_MAP, ("ssm", T + "SetSchemaMetadata$Key", {
+        "schema.name": "x"})], ["a"], fails=True),
     # Predicates on the source side: every record is on one topic
     Case("predicate-topicnamematches", "source", [("drop", T + "Filter", {"predicate": "other"})], ["a"],
          predicates=[("other", P + "TopicNameMatches", {"pattern": ".*-other"})]),
