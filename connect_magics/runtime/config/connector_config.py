@@ -403,6 +403,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             prefix = f"{kind}.{alias}."
             type_key, vkey = prefix + "type", prefix + PLUGIN_VERSION_SUFFIX
             type_value = ConfigValue(type_key, config.get(type_key))
+            type_value.recommended_values = plugins.class_names(types)  # Kafka's ClassRecommender
             extra.append(type_value)
             if not config.get(type_key):
                 type_value.errors.append(f'Missing required configuration "{type_key}" which has no default value.')
