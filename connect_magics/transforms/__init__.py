@@ -1,9 +1,11 @@
-"""Apache Kafka's transformations (``org.apache.kafka.connect.transforms``), one module each, with the
-helpers they share: field paths (:mod:`.field`, KIP-821), Java date patterns (:mod:`.date_format`) and the
-``$Key`` / ``$Value`` base and schema helpers (:mod:`.util`). This package imports ``connect_magics.api`` only.
+"""Apache Kafka's transformations (``org.apache.kafka.connect.transforms``), one module each, and its
+predicates (:mod:`.predicates`), with the helpers they share: field paths (:mod:`.field`, KIP-821), Java
+date patterns (:mod:`.date_format`) and the ``$Key`` / ``$Value`` base and schema helpers (:mod:`.util`).
+This package imports ``connect_magics.api`` only.
 
 :data:`BUILTIN_TRANSFORMS` maps Kafka's class names (``org.apache.kafka.connect.transforms.Cast$Value``)
-to these classes; the runtime registers them as built-in plugins.
+to these classes, and :data:`BUILTIN_PREDICATES` Kafka's predicates'; the runtime registers them as built-in
+plugins.
 
 Example::
 
@@ -29,6 +31,12 @@ from connect_magics.transforms.hoist_field import HoistField, HoistFieldKey, Hoi
 from connect_magics.transforms.insert_field import InsertField, InsertFieldKey, InsertFieldValue
 from connect_magics.transforms.insert_header import InsertHeader
 from connect_magics.transforms.mask_field import MaskField, MaskFieldKey, MaskFieldValue
+from connect_magics.transforms.predicates import (
+    BUILTIN_PREDICATES,
+    HasHeaderKey,
+    RecordIsTombstone,
+    TopicNameMatches,
+)
 from connect_magics.transforms.regex_router import RegexRouter
 from connect_magics.transforms.replace_field import ReplaceField, ReplaceFieldKey, ReplaceFieldValue
 from connect_magics.transforms.set_schema_metadata import (
@@ -45,7 +53,7 @@ from connect_magics.transforms.timestamp_router import TimestampRouter
 from connect_magics.transforms.value_to_key import ValueToKey
 
 __all__ = [
-    "BUILTIN_TRANSFORMS", "Cast", "CastKey", "CastValue", "DropHeaders", "ExtractField", "ExtractFieldKey",
+    "BUILTIN_PREDICATES", "BUILTIN_TRANSFORMS", "HasHeaderKey", "RecordIsTombstone", "TopicNameMatches", "Cast", "CastKey", "CastValue", "DropHeaders", "ExtractField", "ExtractFieldKey",
     "ExtractFieldValue", "FieldSyntaxVersion", "Filter", "Flatten", "FlattenKey", "FlattenValue", "HeaderFrom",
     "HeaderFromKey", "HeaderFromValue", "HoistField", "HoistFieldKey", "HoistFieldValue", "InsertField",
     "InsertFieldKey", "InsertFieldValue", "InsertHeader", "MaskField", "MaskFieldKey", "MaskFieldValue",

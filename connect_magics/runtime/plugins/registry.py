@@ -49,7 +49,7 @@ from connect_magics.api.converters import (
     SimpleHeaderConverter,
     StringConverter,
 )
-from connect_magics.api.predicates import BUILTIN_PREDICATES, Predicate
+from connect_magics.api.predicates import Predicate
 from connect_magics.api.transforms import Transformation
 from connect_magics.runtime.plugins.loader import (
     ARCHIVE_SUFFIXES,
@@ -63,6 +63,7 @@ from connect_magics.runtime.plugins.versions import (
     connector_version_requirement,
 )
 from connect_magics.transforms import BUILTIN_TRANSFORMS
+from connect_magics.transforms.predicates import BUILTIN_PREDICATES
 
 log = logging.getLogger(__name__)
 
