@@ -608,16 +608,22 @@ def expected_difference(label: str) -> str | None:
                 None)
 
 
-def check(label: str, theirs: Any, ours: Any) -> None:
-    reason = expected_difference(label)
-    if reason is None:
-        assert ours == theirs, f"{label}: Kafka Connect gave {theirs!r}, we gave {ours!r}"
-    else:
-        assert ours != theirs, f"{label}: now equal; remove it from EXPECTED_DIFFERENCES ({reason})"
+@pytest.fixture
+def check(transforms_tally: Any) -> Any:
+    """``check(label, theirs, ours)``: equal, or different if the label is an expected difference; tallied."""
+    def compare(label: str, theirs: Any, ours: Any) -> None:
+        reason = expected_difference(label)
+        if reason is None:
+            assert ours == theirs, f"{label}: Kafka Connect gave {theirs!r}, we gave {ours!r}"
+            transforms_tally.identical.append(label)
+        else:
+            assert ours != theirs, f"{label}: now equal; remove it from EXPECTED_DIFFERENCES ({reason})"
+            transforms_tally.different.append(label)
+    return compare
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_same_output(outcomes: dict[str, dict[str, Outcome]], case: Case) -> None:
+def test_same_output(outcomes: dict[str, dict[str, Outcome]], case: Case, check: Any) -> None:
     java, ours = outcomes[case.id]["java"], outcomes[case.id]["ours"]
     assert java.state == ("FAILED" if case.fails else "RUNNING"), f"Kafka Connect: {case.id} is {java.state}"
     check(f"{case.id} task state", java.state, ours.state)
@@ -637,7 +643,7 @@ TRANSFORMATION_CLASSES = sorted({cls for case in CASES for _, cls, _ in case.cha
 
 
 @pytest.mark.parametrize("plugin", TRANSFORMATION_CLASSES, ids=[c.rsplit(".", 1)[1] for c in TRANSFORMATION_CLASSES])
-def test_plugin_config(sides: tuple[Side, Side], plugin: str) -> None:
+def test_plugin_config(sides: tuple[Side, Side], plugin: str, check: Any) -> None:
     java, ours = (side.call("GET", f"/connector-plugins/{plugin}/config") for side in sides)
     check(f"plugin config {plugin.rsplit('.', 1)[1]}", java, ours)
 
@@ -681,7 +687,7 @@ BAD_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
 
 
 @pytest.mark.parametrize("label", list(BAD_CONFIGS))
-def test_validation_messages(sides: tuple[Side, Side], label: str) -> None:
+def test_validation_messages(sides: tuple[Side, Side], label: str, check: Any) -> None:
     cls, settings = BAD_CONFIGS[label]
     kind = "predicates" if cls.startswith(P) else "transforms"
     config = {"connector.class": "FileStreamSink", "name": "v", "topics": "t", "file": "/tmp/x", kind: "x",
