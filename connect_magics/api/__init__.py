@@ -77,13 +77,7 @@ from connect_magics.api.errors import (
     RetriableException,
     SchemaBuilderException,
 )
-from connect_magics.api.predicates import (
-    BUILTIN_PREDICATES,
-    HasHeaderKey,
-    Predicate,
-    RecordIsTombstone,
-    TopicNameMatches,
-)
+from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import (
     ConnectRecord,
     Header,
@@ -93,16 +87,7 @@ from connect_magics.api.records import (
     SourceRecord,
     TopicPartition,
 )
-from connect_magics.api.transforms import (
-    BUILTIN_TRANSFORMS,
-    ExtractField,
-    Filter,
-    HoistField,
-    InsertField,
-    RegexRouter,
-    ReplaceField,
-    Transformation,
-)
+from connect_magics.api.transforms import Transformation
 
 __all__ = [
     # connectors and tasks
@@ -129,3 +114,21 @@ __all__ = [
     "AlreadyExistsException", "ConnectException", "DataException", "NotFoundException", "RetriableException",
     "SchemaBuilderException",
 ]
+
+_TRANSFORMS = {"BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HoistField", "InsertField", "RegexRouter",
+               "ReplaceField"}
+_PREDICATES = {"BUILTIN_PREDICATES", "HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"}
+
+
+def __getattr__(name: str) -> object:
+    """Kafka's transformations and predicates (:mod:`connect_magics.transforms`), loaded on first use: that
+    package imports this one."""
+    if name in _TRANSFORMS:
+        import connect_magics.transforms as transforms
+
+        return getattr(transforms, name)
+    if name in _PREDICATES:
+        import connect_magics.transforms.predicates as predicates
+
+        return getattr(predicates, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

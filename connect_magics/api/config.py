@@ -681,7 +681,8 @@ class ConfigDef:
         """Add ``child``'s keys under ``prefix`` in ``group`` (how Connect exposes transformation configs)."""
         for order, key in enumerate(child._keys.values(), start=starting_order):
             self.define_key(ConfigKey(
-                prefix + key.name, key.type, key.default, key.validator, key.importance, key.documentation,
+                prefix + key.name, key.type, key.default,
+                _EmbeddedValidator(prefix, key.validator) if key.validator else None, key.importance, key.documentation,
                 group, order, key.width, key.display_name, [prefix + d for d in key.dependents],
                 _PrefixedRecommender(prefix, key.recommender) if key.recommender else None, key.internal))
         return self
@@ -755,6 +756,20 @@ def _collect(cv: ConfigValue, validator: Callable[[str, Any], None], name: str, 
         cv.add_error_message(str(e))
     except Exception as e:  # a validator not written for this value's type: report, never raise
         cv.add_error_message(str(ConfigException(name, value, str(e) or type(e).__name__)))
+
+
+class _EmbeddedValidator(Validator):
+    """An embedded key's validator, called with the key's own name (Kafka's ``ConfigDef.embeddedValidator``):
+    messages name ``renames``, not ``transforms.<alias>.renames``."""
+
+    def __init__(self, prefix: str, inner: Callable[[str, Any], None]) -> None:
+        self.prefix, self.inner = prefix, inner
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        self.inner(name[len(self.prefix):] if name.startswith(self.prefix) else name, value)
+
+    def __str__(self) -> str:
+        return _validator_str(self.inner)
 
 
 class _PrefixedRecommender:

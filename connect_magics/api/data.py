@@ -402,7 +402,9 @@ class Struct:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        parts = (f"{f.name}={self._values[f.index]}" for f in self.schema.fields
+        from connect_magics.api.config import java_str  # config imports this module
+
+        parts = (f"{f.name}={java_str(self._values[f.index])}" for f in self.schema.fields
                  if self._values[f.index] is not None)
         return "Struct{" + ",".join(parts) + "}"
 

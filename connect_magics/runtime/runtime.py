@@ -291,7 +291,7 @@ class ConnectRuntime:
 
     def validate_connector_config(self, config: Mapping[str, Any]) -> dict:
         """Kafka Connect's ConfigInfos for this config: ``{"name", "error_count", "groups", "configs"}``."""
-        return self.herder.validate({str(k): str(v) for k, v in config.items()})
+        return self.herder.validate({str(k): None if v is None else str(v) for k, v in config.items()})
 
     # -- state ------------------------------------------------------------------------------------------
     def connector_status(self, name: str) -> dict:

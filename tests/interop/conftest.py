@@ -51,11 +51,18 @@ class ParityTally:
 
 
 _TALLY = pytest.StashKey[ParityTally]()
+_TRANSFORMS_TALLY = pytest.StashKey[ParityTally]()
 
 
 @pytest.fixture(scope="session")
 def parity_tally(request: pytest.FixtureRequest) -> ParityTally:
     return request.config.stash.setdefault(_TALLY, ParityTally())
+
+
+@pytest.fixture(scope="session")
+def transforms_tally(request: pytest.FixtureRequest) -> ParityTally:
+    """The comparisons of tests/interop/test_transforms_parity.py."""
+    return request.config.stash.setdefault(_TRANSFORMS_TALLY, ParityTally())
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -64,3 +71,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"REST parity with Apache Kafka Connect: {len(tally.identical)} identical "
                                     f"answers, {len(tally.different)} expected differences "
                                     "(tests/interop/test_rest_parity.py)")
+    tally = terminalreporter.config.stash.get(_TRANSFORMS_TALLY, None)
+    if tally is not None:
+        terminalreporter.write_line(f"Transformations parity with Apache Kafka Connect: {len(tally.identical)} equal, "
+                                    f"{len(tally.different)} expected differences "
+                                    "(tests/interop/test_transforms_parity.py)")

@@ -339,3 +339,23 @@ def test_sink_consumers_heartbeat_every_tenth_of_a_second_unless_the_worker_or_c
                                   "connect-orders")
     assert theirs["heartbeat.interval.ms"] == "3000"
     assert theirs["group.id"] == "connect-orders" and theirs["enable.auto.commit"] is False
+
+
+def test_embedded_validators_name_the_keys_own_name():
+    """Kafka's ConfigDef.embed calls a validator with the unprefixed name: "for configuration spec"."""
+    child = ConfigDef().define("spec", Type.STRING, "a", ValidString.in_("a", "b"))
+    values = ConfigDef().embed("transforms.x.", "g", 0, child).validate({"transforms.x.spec": "c"})
+    assert values[0].name == "transforms.x.spec"
+    assert values[0].errors == ["Invalid value c for configuration spec: String must be one of: a, b"]
+
+
+def test_validation_refuses_null_values_as_kafkas_herder():
+    from connect_magics.runtime.config.connector_config import validate_connector_config
+    from connect_magics.runtime.plugins.registry import Plugins
+
+    config = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/x", "transforms": "f",
+              "transforms.f.type": "org.apache.kafka.connect.transforms.Flatten$Value", "transforms.f.delimiter": None}
+    infos = validate_connector_config(config, Plugins())
+    values = {c["value"]["name"]: c["value"] for c in infos["configs"]}
+    assert values["transforms.f.delimiter"]["errors"] == ["Null value can not be supplied as the configuration value."]
+    assert "org.apache.kafka.connect.transforms.Cast$Value" in values["transforms.f.type"]["recommended_values"]

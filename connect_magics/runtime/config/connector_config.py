@@ -403,6 +403,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             prefix = f"{kind}.{alias}."
             type_key, vkey = prefix + "type", prefix + PLUGIN_VERSION_SUFFIX
             type_value = ConfigValue(type_key, config.get(type_key))
+            type_value.recommended_values = plugins.class_names(types)  # Kafka's ClassRecommender
             extra.append(type_value)
             if not config.get(type_key):
                 type_value.errors.append(f'Missing required configuration "{type_key}" which has no default value.')
@@ -417,7 +418,7 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
             child = res.desc.cls().config_def()
             if kind == "transforms":
                 child = _transformation_def(cd, alias, child)
-            # validated under their full names, so that messages name transforms.<alias>.<key>
+            # validated under their full names; validators see the key's own name, as in Kafka
             sub = {k: v for k, v in config.items() if k.startswith(prefix) and k != vkey}
             extra.extend(ConfigDef().embed(prefix, "", 0, child).validate(sub))
             if kind == "transforms" and config.get(prefix + "predicate"):
@@ -464,6 +465,12 @@ def validate_connector_config(config: Mapping[str, str], plugins: Plugins, worke
                 extra.append(cv)
         cd = cd.merge(connector.config_def())
     all_values = list(values.values()) + extra
+    by_name = {cv.name: cv for cv in all_values}
+    for key in (k for k, v in config.items() if v is None):  # a JSON null: Kafka's AbstractHerder refuses it
+        if key not in by_name:
+            by_name[key] = ConfigValue(key)
+            all_values.append(by_name[key])
+        by_name[key].errors.append("Null value can not be supplied as the configuration value.")
     return config_infos(class_name or "", cd, all_values)  # named as given, as Kafka does
 
 

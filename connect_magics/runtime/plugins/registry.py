@@ -49,8 +49,8 @@ from connect_magics.api.converters import (
     SimpleHeaderConverter,
     StringConverter,
 )
-from connect_magics.api.predicates import BUILTIN_PREDICATES, Predicate
-from connect_magics.api.transforms import BUILTIN_TRANSFORMS, Transformation
+from connect_magics.api.predicates import Predicate
+from connect_magics.api.transforms import Transformation
 from connect_magics.runtime.plugins.loader import (
     ARCHIVE_SUFFIXES,
     Installation,
@@ -62,6 +62,8 @@ from connect_magics.runtime.plugins.versions import (
     VersionRange,
     connector_version_requirement,
 )
+from connect_magics.transforms import BUILTIN_TRANSFORMS
+from connect_magics.transforms.predicates import BUILTIN_PREDICATES
 
 log = logging.getLogger(__name__)
 
