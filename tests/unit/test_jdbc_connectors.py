@@ -4,8 +4,6 @@ files), and their modules' examples."""
 from __future__ import annotations
 
 import datetime as dt
-import doctest
-import importlib
 from pathlib import Path
 
 import pytest
@@ -16,13 +14,6 @@ from connect_magics.api.data import Date, Decimal, SchemaType, Time, Timestamp
 from connect_magics.connectors.jdbc import JdbcSinkConnector, JdbcSourceConnector
 from connect_magics.connectors.jdbc.dialect import sqlalchemy_url
 from connect_magics.connectors.jdbc.schema import column_schema, sql_type, timestamp_of, timestamp_parts
-
-
-@pytest.mark.parametrize("module", ["dialect", "schema", "config", "source", "sink", "__init__"])
-def test_module_examples(module: str) -> None:
-    name = "connect_magics.connectors.jdbc" + ("" if module == "__init__" else f".{module}")
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
 
 
 @pytest.mark.parametrize(("url", "user", "password", "expected"), [

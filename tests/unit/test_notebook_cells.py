@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pandas as pd
 import pytest
 
-from connect_magics.notebook import html_text, offset_cells, tables
 from connect_magics.notebook.offset_cells import cell_text, column_kinds, parse_cell
 from connect_magics.spark.offsets_frame import offsets_to_frame
-
-
-@pytest.mark.parametrize("module", [offset_cells, html_text, tables])
-def test_docstring_examples(module) -> None:
-    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_kinds_of_an_offsets_frame() -> None:

@@ -7,7 +7,6 @@ and Kafka Connect's ``PluginVersionUtils.connectorVersionRequirement`` rule.
 
 from __future__ import annotations
 
-import doctest
 import itertools
 
 import pytest
@@ -450,6 +449,3 @@ def test_sort_and_compare_versions():
     assert compare_versions("10", "2") == 1
 
 
-def test_docstring_examples():
-    result = doctest.testmod(versions, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
