@@ -100,14 +100,29 @@ REMOTE_MAGICS: dict[str, str | None] = {
     "topics {src}": None, "plugins": None, "board": None, "dashboard": None, "versions {src}": None,
     "topic-explorer {src} {topic}": None, "peek {topic} --converter StringConverter": None, "log": None,
     "explain {src}": "does not expose", "metrics": "publishes them over JMX",
-    "rest": "serves its own REST API", "schemas": "needs a runtime in this kernel",
+    "rest --port 0": "serves its own REST API", "schemas": "needs a runtime in this kernel",
     "preview {snk}": "does not reach", "rewind {snk} --by 1h": "does not reach the broker",
 }
 
 
-def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveShell, java_connect: JavaConnectWorker,
-                                                            bootstrap: str, tmp_path: Path, unique: str) -> None:
-    shell.run_line_magic("connect", f"start --remote {java_connect.url} --bootstrap-servers {bootstrap} -o rt")
+#: The same magics on a runtime in the kernel: all work but ``schemas`` without a registry.
+LOCAL_MAGICS = {**dict.fromkeys(REMOTE_MAGICS), "schemas": "No Schema Registry", "rest --port 0": None,
+                "explain {src}": None, "metrics": None, "preview {snk}": None, "rewind {snk} --by 1h": None}
+
+
+@pytest.mark.parametrize("cluster", ["java_connect", "magics_worker", "local"])
+def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveShell, cluster: str, bootstrap: str,
+                                                            tmp_path: Path, unique: str,
+                                                            request: pytest.FixtureRequest) -> None:
+    """Each magic against Apache Kafka Connect 4.1's REST API, ``connect-magics worker``'s, and a runtime in the
+    kernel."""
+    if cluster == "local":
+        shell.run_line_magic("connect", f"start --bootstrap-servers {bootstrap} --group-id all-{unique} -o rt")
+        expected = LOCAL_MAGICS
+    else:
+        url = request.getfixturevalue(cluster).url
+        shell.run_line_magic("connect", f"start --remote {url} --bootstrap-servers {bootstrap} -o rt")
+        expected = REMOTE_MAGICS
     lines = tmp_path / "in.txt"
     lines.write_text("a\nb\n")
     src, snk, topic = f"all-src-{unique}", f"all-snk-{unique}", f"all-{unique}"
@@ -120,7 +135,7 @@ def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveS
     wait_until(lambda: (tmp_path / "out.txt").exists() and (tmp_path / "out.txt").read_text() == "a\nb\n", 60,
                message="both lines through Kafka Connect")
     outcomes = {}
-    for command, why in REMOTE_MAGICS.items():
+    for command, why in expected.items():
         line = command.format(src=src, snk=snk, topic=topic)
         try:
             result = shell.run_line_magic("connect", line)
@@ -133,6 +148,8 @@ def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveS
             outcomes[command] = str(e)
             assert why is not None and why in str(e) and "\n" not in str(e).strip(), (command, str(e))
         assert (why is None) == (outcomes[command] == "works"), (command, outcomes[command])
+    if cluster == "local":
+        shell.run_line_magic("connect", "rest --stop")
     shell.run_line_magic("connect", f"delete {src}")
     shell.run_line_magic("connect", f"delete {snk}")
 
