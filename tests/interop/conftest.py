@@ -30,6 +30,20 @@ def java_connect(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactor
     worker.stop()
 
 
+#: The oldest Apache Kafka Connect line the remote mode is tested against (docs/magics.md).
+OLDEST_KAFKA = "3.9.1"
+
+
+@pytest.fixture(scope="session")
+def java_connect_oldest(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaConnectWorker]:
+    """A worker of the oldest Kafka Connect line claimed (:data:`OLDEST_KAFKA`), group ``java-connect-oldest``."""
+    worker = JavaConnectWorker(broker.bootstrap_servers, f"{JAVA_GROUP}-oldest", tmp_path_factory.mktemp("java-old"),
+                               kafka_version=OLDEST_KAFKA)
+    worker.start(timeout=240)
+    yield worker
+    worker.stop()
+
+
 @pytest.fixture(scope="session")
 def magics_worker(broker: EmbeddedBroker) -> Iterator[RestServer]:
     """``connect-magics worker``'s runtime and REST server, in process (group ``magics-connect``), configured

@@ -110,12 +110,12 @@ LOCAL_MAGICS = {**dict.fromkeys(REMOTE_MAGICS), "schemas": "No Schema Registry",
                 "explain {src}": None, "metrics": None, "preview {snk}": None, "rewind {snk} --by 1h": None}
 
 
-@pytest.mark.parametrize("cluster", ["java_connect", "magics_worker", "local"])
+@pytest.mark.parametrize("cluster", ["java_connect", "java_connect_oldest", "magics_worker", "local"])
 def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveShell, cluster: str, bootstrap: str,
                                                             tmp_path: Path, unique: str,
                                                             request: pytest.FixtureRequest) -> None:
-    """Each magic against Apache Kafka Connect 4.1's REST API, ``connect-magics worker``'s, and a runtime in the
-    kernel."""
+    """Each magic against Apache Kafka Connect 4.1's REST API and the oldest line's (3.9), ``connect-magics
+    worker``'s, and a runtime in the kernel."""
     if cluster == "local":
         shell.run_line_magic("connect", f"start --bootstrap-servers {bootstrap} --group-id all-{unique} -o rt")
         expected = LOCAL_MAGICS
