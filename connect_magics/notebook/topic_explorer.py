@@ -60,6 +60,8 @@ class TopicCreationExplorer(W.VBox):
         self.settings = W.Textarea(value=settings_text(self.base), description="Settings",
                                    placeholder="topic.creation.default.partitions=3",
                                    layout=W.Layout(width="60em", height="8em"))
+        if not topics and self.name is not None:  # the connector's own topics to start with
+            topics = _own_topics(rt, self.name, self.base)
         self.topics = W.Textarea(value="\n".join(topics), description="Topics", placeholder="one name per line",
                                  layout=W.Layout(width="60em", height="5em"))
         self.include_existing = W.Checkbox(value=include_existing, description="and the broker's topics")
@@ -158,3 +160,13 @@ class TopicCreationExplorer(W.VBox):
             lines.append(f"  {e['topic']}: {e['action']}, group {e.get('group')}, partitions {e['partitions']}, "
                          f"replication factor {e['replication_factor']} ({e['reason']})")
         return "\n".join(lines)
+
+
+def _own_topics(rt: Any, name: str, config: Mapping[str, str]) -> list[str]:
+    """The topics connector ``name`` has used (KIP-558), else those its config names (``topic``, ``topics``)."""
+    try:
+        used = rt.connector_topics(name).get(name, {}).get("topics", [])
+    except Exception:  # noqa: BLE001 - topic tracking off, or a cluster without it: the config is enough
+        used = []
+    named = [t.strip() for key in ("topic", "topics") for t in config.get(key, "").split(",") if t.strip()]
+    return sorted(set(used)) or named

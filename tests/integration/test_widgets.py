@@ -310,6 +310,7 @@ def test_explorer_answers_are_the_explain_api_and_apply_creates_the_topic_so(rt:
     rt.create_connector(name, {"connector.class": "SequenceSource", "topic": topic, "records": "5", **JSON,
                                "topic.creation.default.partitions": "1",
                                "topic.creation.default.replication.factor": "1"}, initial_state="STOPPED")
+    assert TopicCreationExplorer(rt, name).topic_names() == [topic]  # opens with the connector's own topic
     explorer = TopicCreationExplorer(rt, name, topics=[topic, f"audit-{unique}"])
     assert explorer.settings.value == ("topic.creation.default.partitions=1\n"
                                        "topic.creation.default.replication.factor=1")
