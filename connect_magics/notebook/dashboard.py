@@ -31,6 +31,7 @@ from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.tables import task_metrics_frame, tasks_summary
 from connect_magics.notebook.widgets import state_html, with_waiting_tasks
+from connect_magics.remote import RemoteUnsupportedError
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,10 @@ class LiveDashboard(W.VBox):
             self._update_status_line()
 
     def _read(self) -> dict[str, ConnectorView]:
-        metrics = task_metrics_frame(self.rt.metrics())
+        try:
+            metrics = task_metrics_frame(self.rt.metrics())
+        except RemoteUnsupportedError:  # a Kafka Connect REST API serves no metrics: no records/s shown
+            metrics = task_metrics_frame({})
         views = {}
         for name in sorted(self.rt.connectors()):
             try:
@@ -171,10 +175,15 @@ class LiveDashboard(W.VBox):
             except ConnectRestError:  # topic tracking disabled (403)
                 view.topics = []
             column = RATE_COLUMNS.get(status.get("type", ""))
-            if column and column in metrics.columns:
-                view.rate = float(metrics.loc[metrics["connector"] == name, column].fillna(0).sum())
+            if column and column in metrics.columns:  # running tasks only: a failed task moves nothing
+                running = [t["id"] for t in status.get("tasks", []) if t.get("state") == "RUNNING"]
+                rows = metrics[(metrics["connector"] == name) & metrics["task"].isin(running)]
+                view.rate = float(rows[column].fillna(0).sum())
             if status.get("type") == "sink":
-                view.lag = sink_lag(self.rt, name)
+                try:
+                    view.lag = sink_lag(self.rt, name)
+                except RemoteUnsupportedError:  # a remote cluster without its bootstrap servers: no lag shown
+                    pass
             views[name] = view
         return views
 

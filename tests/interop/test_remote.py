@@ -148,6 +148,10 @@ def test_every_magic_works_against_kafka_connect_or_says_why(shell: InteractiveS
             outcomes[command] = str(e)
             assert why is not None and why in str(e) and "\n" not in str(e).strip(), (command, str(e))
         assert (why is None) == (outcomes[command] == "works"), (command, outcomes[command])
+        if command == "dashboard":  # states, lag and (where served) rates: no refresh fails
+            result.refresh()
+            assert "Refresh failed" not in result.message.value and src in repr(result)
+            result.close()
     if cluster == "local":
         shell.run_line_magic("connect", "rest --stop")
     shell.run_line_magic("connect", f"delete {src}")
