@@ -203,7 +203,7 @@ def parse_command(line: str, cell: str | None = None) -> argparse.Namespace:
     Namespace(command='status', name='lines', output='st')
     """
     try:
-        argv = shlex.split(line)
+        argv = shlex.split(line, comments=True)  # a comment after the command, as in any code cell
     except ValueError as e:
         raise UsageError(f"%connect: cannot parse the arguments {line!r}: {e}") from None
     if not argv:

@@ -148,3 +148,9 @@ def test_task_metrics_frame_has_a_row_per_task() -> None:
     assert list(task_metrics_frame(metrics, "b")["sink-record-read-total"]) == [3, 5]
     empty = task_metrics_frame(metrics, "nothing")
     assert empty.empty and list(empty.columns) == ["connector", "task", "type"]
+
+
+def test_a_comment_after_the_command_is_ignored() -> None:
+    args = parse_command("offsets lines -o offsets      # a pandas DataFrame: edit it and push it back")
+    assert (args.command, args.name, args.output) == ("offsets", "lines", "offsets")
+    assert parse_command("peek t --property 'key=#x'").property == [("key", "#x")]  # quoted: kept
