@@ -158,6 +158,16 @@ def test_error_handling_sends_bad_records_to_the_dead_letter_queue(make_runtime,
     sink_group = "sink-task-metrics,connector=sink,task=0"
     wait_until(lambda: rt.metrics().get(sink_group, {}).get("sink-record-read-total", 0) >= 10, 240,
                message="the task's sink metrics")
+    # the Spark task's metrics in Prometheus' format too, under the JMX exporter's names (GET /metrics)
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from connect_magics.rest.prometheus import exposition
+
+    scraped = {s.name: s.value for f in text_string_to_metric_families(exposition(rt.metrics()).decode())
+               for s in f.samples if s.labels.get("connector") == "sink"}
+    assert scraped["kafka_connect_sink_task_metrics_sink_record_read"] >= 10
+    assert scraped["kafka_connect_task_error_metrics_total_records_skipped"] == 2
+    assert "kafka_connect_connector_task_metrics_batch_size_max" in scraped
 
 
 def test_a_task_whose_python_worker_is_killed_runs_again_from_its_offsets(bootstrap, unique, spark,
