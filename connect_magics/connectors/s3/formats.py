@@ -61,7 +61,7 @@ class ParquetFormat(RecordFormat):
         from connect_magics.connectors.spark_table.arrow_types import arrow_type, arrow_value
 
         schema = records[0].value_schema
-        if schema is None or schema.type.value != "STRUCT":
+        if schema is None or str(schema.type) != "STRUCT":
             r = records[0]
             raise ConnectException(f"format.class: ParquetFormat needs values with a STRUCT schema; record "
                                    f"{r.topic}-{r.kafka_partition}@{r.kafka_offset} has none")
