@@ -38,7 +38,8 @@ def test_field_partitioner_encodes_struct_and_map_values() -> None:
     struct = Struct(schema).put("region", "eu").put("n", 3)
     partitioner = FieldPartitioner(["region", "n"], "/")
     assert partitioner.encode(SinkRecord("t", 0, value=struct)) == "region=eu/n=3"
-    assert partitioner.encode(SinkRecord("t", 0, value={"region": "us", "n": 1, "x": True})) == "region=us/n=1"
+    record = SinkRecord("t", 0, value={"region": "us", "n": 1, "x": True})
+    assert partitioner.encode(record) == "region=us/n=1"
     assert FieldPartitioner(["ok"], "/").encode(SinkRecord("t", 0, value={"ok": True})) == "ok=true"
     with pytest.raises(ConnectException, match="no field 'n'"):
         partitioner.encode(SinkRecord("t", 0, value={"region": "eu"}))
@@ -64,8 +65,8 @@ def test_defaults_are_confluents() -> None:
         "s3.region": "us-west-2", "store.url": None, "topics.dir": "topics", "directory.delim": "/",
         "file.delim": "+", "rotate.interval.ms": -1, "rotate.schedule.interval.ms": -1,
         "partitioner.class": "io.confluent.connect.storage.partitioner.DefaultPartitioner",
-        "filename.offset.zero.pad.width": 10, "s3.compression.type": "none", "behavior.on.null.values": "fail",
-        "aws.access.key.id": "", "aws.secret.access.key": None}
+        "filename.offset.zero.pad.width": 10, "s3.compression.type": "none",
+        "behavior.on.null.values": "fail", "aws.access.key.id": "", "aws.secret.access.key": None}
     assert not keys["s3.bucket.name"].has_default and not keys["flush.size"].has_default
     assert not keys["format.class"].has_default
     assert keys["aws.secret.access.key"].type.value == "PASSWORD"
@@ -95,7 +96,8 @@ def test_bad_configs_are_refused_naming_the_key(change: dict, key: str, reason: 
 def test_missing_required_keys_are_named() -> None:
     errors = {v.name: v.errors for v in S3SinkConnector().validate({"topics": "t"}) if v.errors}
     assert set(errors) == {"s3.bucket.name", "flush.size", "format.class"}
-    assert errors["flush.size"][0] == 'Missing required configuration "flush.size" which has no default value.'
+    assert errors["flush.size"][0] \
+        == 'Missing required configuration "flush.size" which has no default value.'
 
 
 def _task(tmp_path: Path, **props: str) -> S3SinkTask:
@@ -146,7 +148,16 @@ def test_task_parquet(tmp_path: Path) -> None:
     schema = SchemaBuilder.struct().field("id", INT64_SCHEMA).field("name", STRING_SCHEMA).build()
     task = _task(tmp_path, **{"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
                               "flush.size": "2"})
-    task.put(SinkRecords([SinkRecord("p", 0, value_schema=schema, kafka_offset=i,
-                                     value=Struct(schema).put("id", i).put("name", f"n{i}")) for i in range(2)]))
+    values = [Struct(schema).put("id", i).put("name", f"n{i}") for i in range(2)]
+    task.put(SinkRecords([SinkRecord("p", 0, value_schema=schema, value=v, kafka_offset=i)
+                          for i, v in enumerate(values)]))
     path = tmp_path / "bucket/topics/p/partition=0/p+0+0000000000.snappy.parquet"
     assert pq.read_table(path).to_pylist() == [{"id": 0, "name": "n0"}, {"id": 1, "name": "n1"}]
+
+
+@pytest.mark.parametrize("name", ["io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector", "S3Sink"])
+def test_built_in_under_confluents_class_name_and_aliases(name: str) -> None:
+    from connect_magics.runtime.plugins.registry import Plugins
+
+    desc = Plugins().find(name, ["sink"])
+    assert desc.cls is S3SinkConnector and desc.class_name == "io.confluent.connect.s3.S3SinkConnector"
