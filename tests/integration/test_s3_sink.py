@@ -160,7 +160,7 @@ def test_every_record_exactly_once_after_sigkill(s3: MotoS3, bucket: str, bootst
         os.kill(host.pid, signal.SIGKILL)
         host.wait(30)
     written = len(s3.keys(bucket))
-    assert written < total // flush // 2, "the sink wrote all it could before it was killed: it proves nothing"
+    assert written < total // flush // 2, "the sink wrote all it could before the kill: it proves nothing"
     produce(bootstrap, topic, lambda i: {"seq": total // 2 + i}, total // 2)
     with ConnectRuntime(bootstrap, group, FAST) as rt:
         assert rt.connectors() == [name]
