@@ -122,6 +122,40 @@ def test_field_partitioner_topics_dir_delims_and_gzip(s3: MotoS3, bucket: str, b
     assert [r["id"] for r in lines(data)] == [3, 7]
 
 
+def test_parquet_objects_from_schemad_json(s3: MotoS3, bucket: str, bootstrap: str, unique: str,
+                                           runtime: ConnectRuntime) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    topic = f"typed-{unique}"
+    create_topics(bootstrap, topic, partitions=2)
+    schema = {"type": "struct", "optional": False, "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "name", "type": "string", "optional": True}]}
+    produce(bootstrap, topic, lambda i: {"schema": schema, "payload": {"id": i, "name": f"n{i}"}}, 4)
+    runtime.create_connector("s3p", s3_config(
+        s3, bucket, topic, **{"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+                              "flush.size": "2", "value.converter.schemas.enable": "true"}))
+    expected = [f"topics/{topic}/partition={p}/{topic}+{p}+0000000000.snappy.parquet" for p in (0, 1)]
+    wait_until(lambda: s3.keys(bucket) == expected, 60,
+               message=lambda: f"the objects (have {s3.keys(bucket)})")
+    table = pq.read_table(io.BytesIO(s3.objects(bucket)[expected[1]]))
+    assert table.to_pylist() == [{"id": 1, "name": "n1"}, {"id": 3, "name": "n3"}]
+
+
+def test_a_missing_bucket_fails_the_task_naming_it(s3: MotoS3, bootstrap: str, unique: str,
+                                                   runtime: ConnectRuntime) -> None:
+    topic = f"nowhere-{unique}"
+    create_topics(bootstrap, topic, partitions=1)
+    runtime.create_connector("s3m", s3_config(s3, "no-such-bucket", topic))
+
+    def trace() -> str | None:
+        tasks = runtime.connector_status("s3m")["tasks"]
+        return tasks[0].get("trace") if tasks and tasks[0]["state"] == "FAILED" else None
+    assert "Non-existent S3 bucket: no-such-bucket" in wait_until(trace, 60, message="the task FAILED")
+
+
 @pytest.mark.parametrize(("change", "key", "words"), [
     ({"flush.size": "0"}, "flush.size", "Value must be at least 1"),
     ({"flush.size": None}, "flush.size", "Missing required configuration"),

@@ -108,6 +108,7 @@ class S3SinkTask(SinkTask):
     def start(self, props: dict[str, str]) -> None:
         p = self.parsed = c.sink_config(props)
         self.store = ObjectStore.from_config(p)
+        self.store.check_bucket()
         self.format = ParquetFormat(p[c.PARQUET_CODEC]) if p[c.FORMAT_CLASS] == c.PARQUET_FORMAT \
             else JsonFormat(p[c.COMPRESSION_TYPE])
         self.field_partitioner = FieldPartitioner(p[c.PARTITION_FIELD_NAME], p[c.DIRECTORY_DELIM]) \

@@ -25,7 +25,8 @@ class ObjectStore:
 
     def __init__(self, fs: Any, root: str) -> None:
         self.fs, self.root = fs, root.rstrip("/")
-        self.local = "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,))
+        protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+        self.local, self.s3 = "file" in protocols, "s3" in protocols
 
     @classmethod
     def from_config(cls, parsed: Mapping[str, Any]) -> ObjectStore:
@@ -48,6 +49,18 @@ class ObjectStore:
         fs, path = fsspec.core.url_to_fs(url, auto_mkdir=True) if url.startswith("file:") \
             else fsspec.core.url_to_fs(url)
         return cls(fs, f"{path.rstrip('/')}/{bucket}")
+
+    def check_bucket(self) -> None:
+        """Fail as Confluent's task does when the bucket does not exist (another store's is created)."""
+        if not self.s3:
+            self.fs.makedirs(self.root, exist_ok=True)
+            return
+        try:
+            exists = self.fs.exists(self.root)
+        except Exception as e:  # noqa: BLE001 - unreachable store, refused credentials
+            raise ConnectException(f"Could not reach S3 bucket {self.root}: {e}") from e
+        if not exists:
+            raise ConnectException(f"Non-existent S3 bucket: {self.root}")
 
     def put(self, key: str, data: bytes) -> None:
         """Write (or overwrite) the object ``key``."""
