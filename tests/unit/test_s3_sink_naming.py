@@ -161,3 +161,13 @@ def test_built_in_under_confluents_class_name_and_aliases(name: str) -> None:
 
     desc = Plugins().find(name, ["sink"])
     assert desc.cls is S3SinkConnector and desc.class_name == "io.confluent.connect.s3.S3SinkConnector"
+
+
+def test_rotate_interval_is_ignored_without_a_time_based_partitioner(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """As Confluent's TopicPartitionWriter: only a TimeBasedPartitioner has the timestamps it rotates by."""
+    task = _task(tmp_path, **{"rotate.interval.ms": "1"})
+    assert "rotate.interval.ms" in caplog.text and "is ignored" in caplog.text
+    task.put(SinkRecords([SinkRecord("t", 0, value={"i": i}, kafka_offset=i, timestamp=i * 1000)
+                          for i in range(2)]))
+    assert _objects(tmp_path) == {} and task.pre_commit({TopicPartition("t", 0): 2}) == {}
