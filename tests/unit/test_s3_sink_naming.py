@@ -78,8 +78,18 @@ def test_defaults_are_confluents() -> None:
      "AvroFormat is not supported yet"),
     ({"partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner"},
      "partition.field.name", "FieldPartitioner requires at least one field name"),
-    ({"partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner"},
-     "partitioner.class", "HourlyPartitioner is not supported yet"),
+    ({"partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner", "timezone": "UTC"},
+     "locale", "Locale cannot be empty."),
+    ({"partitioner.class": "TimeBasedPartitioner", "locale": "en", "timezone": "UTC",
+      "partition.duration.ms": "60000"}, "path.format", "Path format cannot be empty."),
+    ({"partitioner.class": "TimeBasedPartitioner", "locale": "en", "timezone": "UTC",
+      "path.format": "YYYY", "partition.duration.ms": "-2"}, "partition.duration.ms",
+     "Partition duration needs to be a positive."),
+    ({"partitioner.class": "DailyPartitioner", "locale": "en", "timezone": "Mars/Olympus"},
+     "timezone", "Unknown timezone"),
+    ({"partitioner.class": "TimeBasedPartitioner", "locale": "en", "timezone": "UTC",
+      "path.format": "YYYY/GG", "partition.duration.ms": "1000"}, "path.format",
+     "pattern letter 'G' is not supported"),
     ({"rotate.schedule.interval.ms": "60000"}, "rotate.schedule.interval.ms", "not supported"),
     ({"filename.offset.zero.pad.width": "-1"}, "filename.offset.zero.pad.width", "at least 0"),
     ({"s3.compression.type": "lzo"}, "s3.compression.type", "String must be one of: none, gzip"),
@@ -163,11 +173,51 @@ def test_built_in_under_confluents_class_name_and_aliases(name: str) -> None:
     assert desc.cls is S3SinkConnector and desc.class_name == "io.confluent.connect.s3.S3SinkConnector"
 
 
-def test_rotate_interval_is_ignored_without_a_time_based_partitioner(tmp_path: Path,
-                                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_rotate_interval_is_ignored_without_a_time_based_partitioner(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """As Confluent's TopicPartitionWriter: only a TimeBasedPartitioner has the timestamps it rotates by."""
     task = _task(tmp_path, **{"rotate.interval.ms": "1"})
     assert "rotate.interval.ms" in caplog.text and "is ignored" in caplog.text
     task.put(SinkRecords([SinkRecord("t", 0, value={"i": i}, kafka_offset=i, timestamp=i * 1000)
                           for i in range(2)]))
     assert _objects(tmp_path) == {} and task.pre_commit({TopicPartition("t", 0): 2}) == {}
+
+
+def test_time_based_encoded_partitions() -> None:
+    from connect_magics.connectors.s3.time_partitioner import TimeBasedPartitioner
+
+    hourly = TimeBasedPartitioner("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", 3_600_000, "UTC", "en")
+    assert hourly.encode(1_700_000_000_000) == "year=2023/month=11/day=14/hour=22"
+    # floored in the timezone: 22:13 UTC is 23:13 in Paris (UTC+1 in November)
+    assert TimeBasedPartitioner("YYYY-MM-dd-HH", 3_600_000, "Europe/Paris", "en").encode(1_700_000_000_000) \
+        == "2023-11-14-23"
+    # 15-minute buckets
+    assert TimeBasedPartitioner("HH:mm", 900_000, "UTC", "en").encode(1_700_000_000_000) == "22:00"
+    assert TimeBasedPartitioner("dd MMM YYYY", 86_400_000, "UTC", "en").encode(0) == "01 Jan 1970"
+
+
+def test_time_based_rotation_by_record_timestamps(tmp_path: Path) -> None:
+    """rotate.interval.ms with a Record timestamp extractor: files close before a record that is that much
+    later than the first buffered, or that goes to another time bucket; offsets name them as always."""
+    task = _task(tmp_path, **{"partitioner.class": "TimeBasedPartitioner", "path.format": "'h'=HH",
+                              "partition.duration.ms": "3600000", "locale": "en", "timezone": "UTC",
+                              "timestamp.extractor": "Record", "rotate.interval.ms": "60000",
+                              "flush.size": "100"})
+    minute = 60_000
+    stamps = [0, minute // 2, minute, minute + 1, 60 * minute, 60 * minute + 1]  # bucket h=00 then h=01
+    task.put(SinkRecords([SinkRecord("t", 0, value={"i": i}, kafka_offset=i, timestamp=ts)
+                          for i, ts in enumerate(stamps)]))
+    objects = _objects(tmp_path)
+    assert list(objects) == ["topics/t/h=00/t+0+0000000000.json", "topics/t/h=00/t+0+0000000002.json"]
+    assert objects["topics/t/h=00/t+0+0000000002.json"] == b'{"i":2}\n{"i":3}\n'
+    assert task.pre_commit({TopicPartition("t", 0): 6}) == {TopicPartition("t", 0): 4}  # 4 and 5 buffered
+
+
+def test_hourly_partitioner_with_record_field(tmp_path: Path) -> None:
+    hourly = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
+    task = _task(tmp_path, **{"partitioner.class": hourly, "locale": "en", "timezone": "UTC",
+                              "timestamp.extractor": "RecordField", "timestamp.field": "at", "flush.size": "2"})
+    task.put(SinkRecords([SinkRecord("t", 1, value={"at": "2024-03-05T07:30:00Z"}, kafka_offset=5),
+                          SinkRecord("t", 1, value={"at": 1_700_000_000_000}, kafka_offset=6)]))
+    assert sorted(_objects(tmp_path)) == ["topics/t/year=2023/month=11/day=14/hour=22/t+1+0000000006.json",
+                                          "topics/t/year=2024/month=03/day=05/hour=07/t+1+0000000005.json"]

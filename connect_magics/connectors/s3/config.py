@@ -41,21 +41,28 @@ PARTITION_FIELD_NAME = "partition.field.name"
 ZERO_PAD_WIDTH = "filename.offset.zero.pad.width"
 NULL_VALUES = "behavior.on.null.values"
 PARQUET_CODEC = "parquet.codec"
+PARTITION_DURATION_MS = "partition.duration.ms"
+PATH_FORMAT = "path.format"
+LOCALE = "locale"
+TIMEZONE = "timezone"
+TIMESTAMP_EXTRACTOR = "timestamp.extractor"
+TIMESTAMP_FIELD = "timestamp.field"
 
 JSON_FORMAT = "io.confluent.connect.s3.format.json.JsonFormat"
 PARQUET_FORMAT = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 FORMATS = (JSON_FORMAT, PARQUET_FORMAT)
 DEFAULT_PARTITIONER = "io.confluent.connect.storage.partitioner.DefaultPartitioner"
 FIELD_PARTITIONER = "io.confluent.connect.storage.partitioner.FieldPartitioner"
-PARTITIONERS = (DEFAULT_PARTITIONER, FIELD_PARTITIONER)
+TIME_BASED_PARTITIONER = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner"
+HOURLY_PARTITIONER = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
+DAILY_PARTITIONER = "io.confluent.connect.storage.partitioner.DailyPartitioner"
+TIME_PARTITIONERS = (TIME_BASED_PARTITIONER, HOURLY_PARTITIONER, DAILY_PARTITIONER)
+PARTITIONERS = (DEFAULT_PARTITIONER, FIELD_PARTITIONER, *TIME_PARTITIONERS)
 #: Confluent's classes this sink does not implement yet: refused with a reason rather than ignored.
 NOT_YET = {
     "io.confluent.connect.s3.format.avro.AvroFormat": "AvroFormat is not supported yet",
     "io.confluent.connect.s3.format.bytearray.ByteArrayFormat": "ByteArrayFormat is not supported yet",
-    "io.confluent.connect.storage.partitioner.TimeBasedPartitioner":
-        "TimeBasedPartitioner is not supported yet",
-    "io.confluent.connect.storage.partitioner.HourlyPartitioner": "HourlyPartitioner is not supported yet",
-    "io.confluent.connect.storage.partitioner.DailyPartitioner": "DailyPartitioner is not supported yet",
+    "io.confluent.connect.s3.format.csv.CsvFormat": "CsvFormat is not supported yet",
 }
 
 
@@ -93,6 +100,21 @@ def _define() -> ConfigDef:
                 "The partitioner to use when writing data to the store.")
         .define(PARTITION_FIELD_NAME, Type.LIST, "", None, Importance.MEDIUM,
                 "The name of the partitioning field when FieldPartitioner is used.")
+        .define(PARTITION_DURATION_MS, Type.LONG, -1, None, Importance.MEDIUM,
+                "The duration of a partition in milliseconds, used by TimeBasedPartitioner.")
+        .define(PATH_FORMAT, Type.STRING, "", None, Importance.MEDIUM,
+                "This configuration is used to set the format of the data directories when partitioning with "
+                "TimeBasedPartitioner (a Joda-Time pattern, e.g. 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH).")
+        .define(LOCALE, Type.STRING, "", None, Importance.MEDIUM,
+                "The locale to use when partitioning with TimeBasedPartitioner.")
+        .define(TIMEZONE, Type.STRING, "", None, Importance.MEDIUM,
+                "The timezone to use when partitioning with TimeBasedPartitioner.")
+        .define(TIMESTAMP_EXTRACTOR, Type.STRING, "Wallclock",
+                ValidString.in_("Wallclock", "Record", "RecordField"), Importance.MEDIUM,
+                "The extractor that gets the timestamp for records when partitioning with "
+                "TimeBasedPartitioner: Wallclock, Record or RecordField.")
+        .define(TIMESTAMP_FIELD, Type.STRING, "timestamp", None, Importance.MEDIUM,
+                "The record field to be used as timestamp by the RecordField timestamp extractor.")
         .define(ZERO_PAD_WIDTH, Type.INT, 10, Range.at_least(0), Importance.LOW,
                 "Width to zero-pad offsets in store's filenames if offsets are too short in order to "
                 "provide fixed-width filenames that can be ordered by simple lexicographic sorting.")
@@ -148,6 +170,8 @@ io.confluent.connect.s3.format.parquet.ParquetFormat'
             problems.append((PARTITIONER_CLASS, name, f"{reason}; supported: {', '.join(PARTITIONERS)}"))
         elif name == FIELD_PARTITIONER and not parsed.get(PARTITION_FIELD_NAME):
             problems.append((PARTITION_FIELD_NAME, "", "FieldPartitioner requires at least one field name"))
+        elif name in TIME_PARTITIONERS:
+            problems += _time_problems(name, parsed)
     schedule = parsed.get(ROTATE_SCHEDULE_INTERVAL_MS)
     if isinstance(schedule, int) and schedule > 0:
         problems.append((ROTATE_SCHEDULE_INTERVAL_MS, schedule,
@@ -156,6 +180,37 @@ io.confluent.connect.s3.format.parquet.ParquetFormat'
     for key in (DIRECTORY_DELIM, FILE_DELIM):
         if parsed.get(key) == "":
             problems.append((key, "", "String must be non-empty"))
+    return problems
+
+
+def _time_problems(name: str, parsed: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """TimeBasedPartitioner's checks (Confluent makes them when a task starts; here at validation too)."""
+    from connect_magics.connectors.s3.time_partitioner import joda_formatter
+
+    problems: list[tuple[str, Any, str]] = []
+    if name == TIME_BASED_PARTITIONER:
+        duration, path = parsed.get(PARTITION_DURATION_MS), parsed.get(PATH_FORMAT)
+        if isinstance(duration, int) and duration < 0:
+            problems.append((PARTITION_DURATION_MS, duration, "Partition duration needs to be a positive."))
+        if not path:
+            problems.append((PATH_FORMAT, path, "Path format cannot be empty."))
+        else:
+            try:
+                joda_formatter(path)
+            except ValueError as e:
+                problems.append((PATH_FORMAT, path, str(e)))
+    if not parsed.get(LOCALE):
+        problems.append((LOCALE, parsed.get(LOCALE), "Locale cannot be empty."))
+    timezone = parsed.get(TIMEZONE)
+    if not timezone:
+        problems.append((TIMEZONE, timezone, "Timezone cannot be empty."))
+    else:
+        from zoneinfo import ZoneInfo
+
+        try:
+            ZoneInfo(timezone)
+        except Exception:  # noqa: BLE001 - ZoneInfoNotFoundError, ValueError for a malformed key
+            problems.append((TIMEZONE, timezone, "Unknown timezone"))
     return problems
 
 

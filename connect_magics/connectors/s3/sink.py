@@ -21,6 +21,8 @@ Example::
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from connect_magics.api.config import ConfigDef, ConfigValue
@@ -32,6 +34,12 @@ from connect_magics.connectors.s3 import config as c
 from connect_magics.connectors.s3.formats import JsonFormat, ParquetFormat, RecordFormat
 from connect_magics.connectors.s3.naming import FieldPartitioner, default_encoded_partition, object_key
 from connect_magics.connectors.s3.store import ObjectStore
+from connect_magics.connectors.s3.time_partitioner import (
+    DAILY,
+    HOURLY,
+    TimeBasedPartitioner,
+    timestamp_extractor,
+)
 
 __all__ = ["S3SinkConnector", "S3SinkTask"]
 
@@ -83,12 +91,15 @@ class S3SinkConnector(SinkConnector):
 class _PartitionWriter:
     """The buffered records of one Kafka partition by encoded partition (Confluent's TopicPartitionWriter)."""
 
-    __slots__ = ("files", "count", "next_offset")
+    __slots__ = ("files", "count", "next_offset", "last_written", "base_timestamp", "current_encoded")
 
     def __init__(self) -> None:
         self.files: dict[str, list[SinkRecord]] = {}
         self.count = 0
-        self.next_offset = -1  # after the last record buffered; -1: none yet
+        self.next_offset = -1  # after the last record seen; -1: none yet
+        self.last_written = -1  # the offset of the last record buffered into a file
+        self.base_timestamp: int | None = None  # the first buffered record's (time-based rotation)
+        self.current_encoded: str | None = None
 
 
 class S3SinkTask(SinkTask):
@@ -99,6 +110,9 @@ class S3SinkTask(SinkTask):
         self.store: ObjectStore | None = None
         self.format: RecordFormat = JsonFormat("none")
         self.field_partitioner: FieldPartitioner | None = None
+        self.time_partitioner: TimeBasedPartitioner | None = None
+        self.timestamp: Callable[[SinkRecord], int] | None = None
+        self.rotate_ms = -1
         self.writers: dict[TopicPartition, _PartitionWriter] = {}
         self.committed: dict[TopicPartition, int] = {}  # offset after the last record in a written object
 
@@ -113,7 +127,15 @@ class S3SinkTask(SinkTask):
             else JsonFormat(p[c.COMPRESSION_TYPE])
         self.field_partitioner = FieldPartitioner(p[c.PARTITION_FIELD_NAME], p[c.DIRECTORY_DELIM]) \
             if p[c.PARTITIONER_CLASS] == c.FIELD_PARTITIONER else None
-        if p[c.ROTATE_INTERVAL_MS] > 0:
+        self.time_partitioner, self.timestamp = None, None
+        if p[c.PARTITIONER_CLASS] in c.TIME_PARTITIONERS:
+            path, duration = {c.HOURLY_PARTITIONER: HOURLY, c.DAILY_PARTITIONER: DAILY}.get(
+                p[c.PARTITIONER_CLASS], (p[c.PATH_FORMAT], p[c.PARTITION_DURATION_MS]))
+            self.time_partitioner = TimeBasedPartitioner(path, duration, p[c.TIMEZONE], p[c.LOCALE])
+            self.timestamp = timestamp_extractor(p[c.TIMESTAMP_EXTRACTOR], p[c.TIMESTAMP_FIELD],
+                                                 lambda: int(time.time() * 1000))
+        self.rotate_ms = p[c.ROTATE_INTERVAL_MS] if self.time_partitioner is not None else -1
+        if p[c.ROTATE_INTERVAL_MS] > 0 and self.time_partitioner is None:
             log.warning("Property '%s' is set to '%sms' but partitioner is not an instance of "
                         "'io.confluent.connect.storage.partitioner.TimeBasedPartitioner'. This property is "
                         "ignored.", c.ROTATE_INTERVAL_MS, p[c.ROTATE_INTERVAL_MS])
@@ -139,12 +161,31 @@ class S3SinkTask(SinkTask):
                 raise ConnectException(
                     f"Null valued records are not writeable with current {c.NULL_VALUES} 'fail' setting "
                     f"(record {tp.topic}-{tp.partition}@{offset}); set it to 'ignore' to skip them")
-            encoded = self.field_partitioner.encode(record) if self.field_partitioner is not None \
-                else default_encoded_partition(record.original_kafka_partition)
+            if self.time_partitioner is not None:
+                timestamp = self.timestamp(record)  # type: ignore[misc]
+                encoded = self.time_partitioner.encode(timestamp)
+                if self._rotate_on_time(writer, encoded, timestamp):
+                    self._commit_files(tp, writer)
+                if writer.base_timestamp is None:
+                    writer.base_timestamp = timestamp
+            elif self.field_partitioner is not None:
+                encoded = self.field_partitioner.encode(record)
+            else:
+                encoded = default_encoded_partition(record.original_kafka_partition)
+            writer.current_encoded = encoded
             writer.files.setdefault(encoded, []).append(record)
+            writer.last_written = offset
             writer.count += 1
             if writer.count >= flush_size:
                 self._commit_files(tp, writer)
+
+    def _rotate_on_time(self, writer: _PartitionWriter, encoded: str, timestamp: int) -> bool:
+        """Confluent's rule: with ``rotate.interval.ms`` set, the files are committed before a record that is
+        that much later than the first one buffered, or that goes to another encoded partition."""
+        if writer.count <= 0 or self.rotate_ms <= 0:
+            return False
+        base = writer.base_timestamp if writer.base_timestamp is not None else timestamp
+        return timestamp - base >= self.rotate_ms or encoded != writer.current_encoded
 
     def _commit_files(self, tp: TopicPartition, writer: _PartitionWriter) -> None:
         """Write an object per encoded partition, then move the committable offset past them."""
@@ -155,8 +196,8 @@ class S3SinkTask(SinkTask):
                              self.format.extension)
             self.store.put(key, self.format.encode(records))  # type: ignore[union-attr]
             log.debug("Committed %s for %s", key, tp)
-        self.committed[tp] = writer.next_offset
-        writer.files, writer.count = {}, 0
+        self.committed[tp] = writer.last_written + 1
+        writer.files, writer.count, writer.base_timestamp, writer.current_encoded = {}, 0, None, None
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """For each partition, the offset after the last record that is in a written object (partitions with
