@@ -57,11 +57,12 @@ def s3_config(s3: MotoS3, bucket: str, topic: str, **extra: str) -> dict[str, st
 
 
 def produce(bootstrap: str, topic: str, values: Callable[[int], dict], count: int,
-            partitions: int = 2) -> None:
-    """``count`` JSON values, record i to partition i % partitions."""
+            partitions: int = 2, timestamps: Callable[[int], int] | None = None) -> None:
+    """``count`` JSON values, record i to partition i % partitions (at ``timestamps(i)`` if given)."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
     for i in range(count):
-        producer.produce(topic, json.dumps(values(i)).encode(), str(i).encode(), partition=i % partitions)
+        producer.produce(topic, json.dumps(values(i)).encode(), str(i).encode(), partition=i % partitions,
+                         timestamp=timestamps(i) if timestamps else 0)
         if i % 10_000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0
@@ -120,6 +121,27 @@ def test_field_partitioner_topics_dir_delims_and_gzip(s3: MotoS3, bucket: str, b
     objects = s3.objects(bucket)
     data = gzip.decompress(objects[f"raw/kafka/{topic}/region=us/{topic}-1-0001.json.gz"])
     assert [r["id"] for r in lines(data)] == [3, 7]
+
+
+def test_hourly_partitioner_rotating_by_record_time(s3: MotoS3, bucket: str, bootstrap: str, unique: str,
+                                                    runtime: ConnectRuntime) -> None:
+    topic = f"clicks-{unique}"
+    create_topics(bootstrap, topic, partitions=1)
+    hour, start = 3_600_000, 1_700_000_000_000  # 2023-11-14T22:13:20Z
+    # records 0-2 in the 22h bucket, 3-5 one hour later (23h), 6 two hours later (2023-11-15 00h)
+    produce(bootstrap, topic, lambda i: {"id": i}, 7, partitions=1,
+            timestamps=lambda i: start + (i // 3) * hour)
+    runtime.create_connector("s3h", s3_config(s3, bucket, topic, **{
+        "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner", "locale": "en-US",
+        "timezone": "UTC", "timestamp.extractor": "Record", "rotate.interval.ms": "600000",
+        "flush.size": "1000"}))
+    prefix = f"topics/{topic}/year=2023/month=11"
+    expected = [f"{prefix}/day=14/hour=22/{topic}+0+0000000000.json",
+                f"{prefix}/day=14/hour=23/{topic}+0+0000000003.json"]
+    wait_until(lambda: s3.keys(bucket) == expected, 60,
+               message=lambda: f"the objects (have {s3.keys(bucket)})")
+    assert [r["id"] for r in lines(s3.objects(bucket)[expected[1]])] == [3, 4, 5]
+    wait_until(lambda: committed(bootstrap, "connect-s3h", topic, 1) == [6], 30, message="offset 6 committed")
 
 
 def test_parquet_objects_from_schemad_json(s3: MotoS3, bucket: str, bootstrap: str, unique: str,
