@@ -215,7 +215,8 @@ def test_time_based_rotation_by_record_timestamps(tmp_path: Path) -> None:
 
 def test_hourly_partitioner_with_record_field(tmp_path: Path) -> None:
     hourly = "io.confluent.connect.storage.partitioner.HourlyPartitioner"
-    task = _task(tmp_path, **{"partitioner.class": hourly, "locale": "en", "timezone": "UTC", "flush.size": "2",
+    task = _task(tmp_path, **{"partitioner.class": hourly, "locale": "en", "timezone": "UTC",
+                              "flush.size": "2",
                               "timestamp.extractor": "RecordField", "timestamp.field": "at"})
     task.put(SinkRecords([SinkRecord("t", 1, value={"at": "2024-03-05T07:30:00Z"}, kafka_offset=5),
                           SinkRecord("t", 1, value={"at": 1_700_000_000_000}, kafka_offset=6)]))
