@@ -1,5 +1,6 @@
 """Built-in connectors: Kafka's FileStream connectors, a deterministic data generator, a verifying sink,
-the Spark table connectors and Confluent's JDBC source and sink (on SQLAlchemy).
+the Spark table connectors, Confluent's JDBC source and sink (on SQLAlchemy) and Confluent's S3 sink
+(on fsspec/s3fs).
 
 Nothing here is registered as a plugin; each class names its Kafka (Java) class names in ``ALIASES``.
 
@@ -27,6 +28,7 @@ from connect_magics.connectors.jdbc import (
     JdbcSourceConnector,
     JdbcSourceTask,
 )
+from connect_magics.connectors.s3 import S3SinkConnector, S3SinkTask
 from connect_magics.connectors.sequence import SequenceSourceConnector, SequenceSourceTask
 from connect_magics.connectors.spark_table import (
     SparkTableSinkConnector,
@@ -39,8 +41,10 @@ from connect_magics.connectors.verifying import VerifyingSinkConnector, Verifyin
 __all__ = [
     "FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask",
     "JdbcSinkConnector", "JdbcSinkTask", "JdbcSourceConnector", "JdbcSourceTask",
-    "SequenceSourceConnector", "SequenceSourceTask", "SparkTableSinkConnector", "SparkTableSinkTask",
-    "SparkTableSourceConnector", "SparkTableSourceTask", "VerifyingSinkConnector", "VerifyingSinkTask", "version",
+    "S3SinkConnector", "S3SinkTask", "SequenceSourceConnector", "SequenceSourceTask",
+    "SparkTableSinkConnector", "SparkTableSinkTask",
+    "SparkTableSourceConnector", "SparkTableSourceTask", "VerifyingSinkConnector", "VerifyingSinkTask",
+    "version",
 ]
 
 
