@@ -39,7 +39,10 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
                        server_properties={"auto.create.topics.enable": "false"})
     b.start()
     yield b
-    b.stop()
+    # Killed, not stopped: nothing reads its data afterwards, and a graceful stop of a broker holding every
+    # runtime's internal topics (thousands of partitions by the end of the suite) took tens of seconds.
+    # Graceful stops and restarts are tests/integration/test_broker.py's.
+    b.kill()
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +57,7 @@ def second_broker(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedBroker:
                        server_properties={"auto.create.topics.enable": "false"})
     b.start()
     yield b
-    b.stop()
+    b.kill()  # as the session's broker
 
 
 @pytest.fixture(scope="module")

@@ -126,12 +126,15 @@ def read_records(bootstrap: str, topic: str) -> list[Any]:
     positions = {p: 0 for p in ends}
     try:
         def done() -> bool:
-            for m in c.consume(1000, timeout=0.2):
-                if not m.error():
-                    out.append(m)
-            for tp in c.position([TopicPartition(topic, p) for p in ends]):  # past transaction markers
-                positions[tp.partition] = max(positions[tp.partition], tp.offset)
-            return all(positions[p] >= e for p, e in ends.items())
+            while True:  # batch after batch while records come (no pause between them), then ask again later
+                batch = c.consume(10_000, timeout=0.2)
+                out.extend(m for m in batch if not m.error())
+                for tp in c.position([TopicPartition(topic, p) for p in ends]):  # past transaction markers
+                    positions[tp.partition] = max(positions[tp.partition], tp.offset)
+                if all(positions[p] >= e for p, e in ends.items()):
+                    return True
+                if not batch:
+                    return False
         wait_until(done, 60, message=f"the records of {topic}")
     finally:
         c.close()

@@ -174,7 +174,10 @@ def test_a_task_whose_python_worker_is_killed_runs_again_from_its_offsets(bootst
                                                                           tmp_path) -> None:
     topic, out = f"kill-{unique}", tmp_path / "out.txt"
     create_topics(bootstrap, topic)
-    with ConnectRuntime(bootstrap, f"g-{unique}", FAST, spark=spark, executor="spark") as rt:
+    # The killed worker's sink consumer leaves no LeaveGroup: its next instance joins once that member's session
+    # expires, after the broker's minimum (6 s) here rather than the consumer default (45 s).
+    worker = {**FAST, "consumer.session.timeout.ms": "6000"}
+    with ConnectRuntime(bootstrap, f"g-{unique}", worker, spark=spark, executor="spark") as rt:
         rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": "20000",
                                     "rate": "2000", "value.converter": JSON,
                                     "value.converter.schemas.enable": "false"})

@@ -106,7 +106,10 @@ def test_killed_python_worker_and_a_task_raising_once_leave_every_record_once(bo
     topic, table, marker = f"exact-{unique}", tmp_path / "table", tmp_path / "raise-once"
     total, sink = 20000, f"table-{unique}"
     create_topics(bootstrap, topic, partitions=2)
-    with ConnectRuntime(bootstrap, f"g-{unique}", dict(FAST), spark=spark, executor="spark") as rt:
+    # The killed worker's sink consumer leaves no LeaveGroup: its next instance joins once that member's session
+    # expires, after the broker's minimum (6 s) here rather than the consumer default (45 s).
+    worker = {**FAST, "consumer.session.timeout.ms": "6000"}
+    with ConnectRuntime(bootstrap, f"g-{unique}", worker, spark=spark, executor="spark") as rt:
         rt.plugins.register(RaiseOnceSink)  # travels to the executors with the task's job
         rt.create_connector("gen", {"connector.class": "SequenceSource", "topic": topic, "records": str(total),
                                     "rate": "2500", **JSON_PLAIN})

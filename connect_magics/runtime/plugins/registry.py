@@ -29,6 +29,7 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
+import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -211,16 +212,37 @@ def entry_point_plugins() -> list[tuple[type, str | None]]:
     point group, each with the version to register it under (the distribution's, unless the class declares
     its own). An entry point that cannot be loaded is logged and skipped.
     """
-    found, seen = [], set()
     # Not the jars on sys.path: a SparkSession's spark.jars.packages put theirs there, seconds to scan.
     path = [entry for entry in sys.path if not entry.endswith(".jar")]
+    # Reading every distribution's metadata takes about 0.2-0.4 s, for each runtime (each Plugins) of a process:
+    # the last answer is kept for as long as the path and its directories' modification times are the same
+    # (installing or removing a distribution adds or removes an entry in its directory, which changes its time).
+    key = tuple((os.path.abspath(entry or "."), _mtime_ns(entry)) for entry in path)
+    with _ENTRY_POINTS_LOCK:
+        if _ENTRY_POINTS_CACHE and _ENTRY_POINTS_CACHE[0][0] == key:
+            return list(_ENTRY_POINTS_CACHE[0][1])
+    found, seen = [], set()
     for dist in importlib.metadata.distributions(path=path):
         name = canonicalize_name(dist.name or "")
         if name in seen:  # the first on the path wins, as in importlib.metadata.entry_points()
             continue
         seen.add(name)
         found += _plugins_of(dist.entry_points.select(group=ENTRY_POINT_GROUP))
+    with _ENTRY_POINTS_LOCK:
+        _ENTRY_POINTS_CACHE[:] = [(key, tuple(found))]
     return found
+
+
+_ENTRY_POINTS_LOCK = threading.Lock()
+_ENTRY_POINTS_CACHE: list[tuple[tuple[tuple[str, int | None], ...], tuple[tuple[type, str | None], ...]]] = []
+"""The last discovery: ``(path key, plugins)``."""
+
+
+def _mtime_ns(entry: str) -> int | None:
+    try:
+        return os.stat(entry or ".").st_mtime_ns
+    except OSError:
+        return None
 
 
 def _plugins_of(entry_points: Iterable[importlib.metadata.EntryPoint]) -> list[tuple[type, str | None]]:
