@@ -156,6 +156,14 @@ class ProducerFence:
             raise
         with self._lock:
             self._producer, self._fenced = producer, False
+        # A successor may have registered and claimed between this holder's registration and its claim (a process
+        # paused in between, then woken): this claim fenced the successor, which claims again; this one must not
+        # write. Asked after the claim, so that no successor can register unseen.
+        if self.owner is not None and not self.owner.is_current():
+            log.warning("%s: a newer holder of transactional id %s registered before this claim; it will not write",
+                        self.what, self.transactional_id)
+            with self._lock:
+                self._producer, self._fenced = None, True
 
     def _claim_until_done(self, again: bool) -> None:
         """Claim, retrying while the broker cannot be reached. The first claim registers with the owner
