@@ -124,7 +124,7 @@ class ConnectRuntime:
         self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,
                                           what=f"The leader of group {group_id}")
         self.config_store = ConfigStore(wc["config.storage.topic"], client, fence=self.leader_fence,
-                                        on_change=lambda _kind, _name: self._group_changed())
+                                        on_change=lambda _kind, _name: self._configs_changed())
         self.offset_store = OffsetStore(wc["offset.storage.topic"], client)
         self.status_store = StatusStore(wc["status.storage.topic"], client, wc.worker_id, wc.retry_policy,
                                         wc.int("status.storage.request.timeout.ms"))
@@ -135,7 +135,8 @@ class ConnectRuntime:
         self._stores = [self.config_store, self.offset_store, self.status_store, self.requests]
         #: Whether the group spreads tasks over its members (``task.assignment=spread``, tasks on threads), else
         #: the leader runs them all (docs/design.md, "One group").
-        self.spreads_tasks = wc["task.assignment"] == "spread" and isinstance(self.executor, ThreadExecutor)
+        self.spreads_tasks = wc["task.assignment"] == "spread" and isinstance(self.executor, ThreadExecutor) \
+            and self.executor.fences_tasks  # a moved task is safe only if its old instance can be fenced
         self.assignor: TaskAssignor | None = None
         self.task_worker: TaskWorker | None = None
         if self.spreads_tasks:
@@ -184,8 +185,15 @@ class ConnectRuntime:
         """
         return self.membership.members()
 
+    def _configs_changed(self) -> None:
+        """A config record was read: this member's tasks may have to follow (the leader's herder places new
+        tasks itself)."""
+        task_worker = self.__dict__.get("task_worker")
+        if task_worker is not None:
+            task_worker.wake()
+
     def _group_changed(self) -> None:
-        """A config or assignment record was read: the placement of tasks may have to follow."""
+        """An assignment or a member's report was read."""
         for part in (self.__dict__.get("task_worker"), self.__dict__.get("assignor")):
             if part is not None:
                 part.wake()
