@@ -8,6 +8,7 @@ exactly what this one ran. Only the group's leader has a started herder (runtime
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import traceback
@@ -78,6 +79,7 @@ class Placement(Protocol):
     def place(self, key: tuple[str, int]) -> bool: ...
     def owner(self, key: tuple[str, int]) -> str | None: ...
     def restart_remote(self, key: tuple[str, int]) -> None: ...
+    def share(self) -> float: ...
 
 
 class _Context(SourceConnectorContext):
@@ -130,6 +132,8 @@ class Herder:
         self.placement: Placement | None = None
         #: Whether a task instance runs here for another member's assignment (runtime/group/task_worker.py).
         self.hosts_task: Callable[[TaskId], bool] = lambda task_id: False
+        #: The task instances that run here for another member's assignment, for the metrics.
+        self.hosted_handles: Callable[[], dict[tuple[str, int], TaskHandle]] = dict
         self._adopted: dict[str, dict[int, TaskHandle]] = {}  # handed over when this runtime took the lead
 
     # -- start / stop --------------------------------------------------------------------------
@@ -265,21 +269,29 @@ class Herder:
 
     def _check_fits(self, name: str, config: dict[str, str]) -> None:
         """Refuse a new connector whose ``tasks.max`` tasks this process cannot hold (their Kafka clients), with
-        the limit and the ways past it (runtime/worker/capacity.py)."""
+        the limit and the ways past it (runtime/worker/capacity.py). In a group that spreads tasks, this process
+        holds its share of them."""
         need = self._clients_needed(name, config)
         try:
             if need is not None:
-                check_connector_fits(*need)
+                name, tasks, per_task = need
+                check_connector_fits(name, math.ceil(tasks * self._share()), per_task)
         except ClientLimitError as e:
             raise BadRequestError(str(e)) from e
 
     def _check_all_fit(self, configs: dict[str, dict[str, str]]) -> None:
         """:meth:`_check_fits` for connectors created together: all their tasks must fit."""
-        needs = [need for name, config in configs.items() if (need := self._clients_needed(name, config))]
+        share = self._share()
+        needs = [(n, tasks * share, per_task) for name, config in configs.items()
+                 if (need := self._clients_needed(name, config)) for n, tasks, per_task in [need]]
         try:
             check_connectors_fit(needs)
         except ClientLimitError as e:
             raise BadRequestError(str(e)) from e
+
+    def _share(self) -> float:
+        """The part of new tasks this process will run: all of them, or its share when the group spreads them."""
+        return self.placement.share() if self.placement is not None else 1.0
 
     def _clients_needed(self, name: str, config: dict[str, str]) -> tuple[str, int, int] | None:
         """(name, tasks, clients per task) of a new connector whose tasks build clients in this process."""
@@ -929,17 +941,21 @@ class Herder:
                     groups.update(task_groups(name, index, task_plugins))
         return groups
 
+    def _handles(self) -> list[tuple[str, int, TaskHandle]]:
+        """Every task instance running here: the herder's and those hosted for the group's assignment."""
+        out = [(name, index, handle) for name, running in list(self._running.items())
+               for index, handle in sorted(running.tasks.items())]
+        return out + [(name, index, handle) for (name, index), handle in sorted(self.hosted_handles().items())]
+
     def error_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``task-error-metrics`` of every running task (KIP-298 counters)."""
         return {group_name("task-error-metrics", connector=name, task=index): handle.error_metrics()
-                for name, running in list(self._running.items())
-                for index, handle in sorted(running.tasks.items())}
+                for name, index, handle in self._handles()}
 
     def task_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task."""
         return {group_name(handle.metrics_group, connector=name, task=index): handle.metrics()
-                for name, running in list(self._running.items())
-                for index, handle in sorted(running.tasks.items())}
+                for name, index, handle in self._handles()}
 
     def all_errors(self, config: dict[str, str]) -> list[str]:
         return config_errors(self.validate(config))

@@ -128,6 +128,20 @@ def test_members_share_tasks_and_a_joining_member_takes_a_share_without_restarti
         {t: g for t, g in generations_before.items() if t not in moved}
     assert all(generations_after[t] > generations_before[t] for t in moved)
 
+    # a task on another member: restarted by its member when the leader is asked; pause and resume reach it too
+    on_c = min(moved)
+    assert a.rest("POST", f"/connectors/{name}/tasks/{on_c}/restart")[0] == 204
+    wait_until(lambda: generations(bootstrap, group, name)[on_c] > generations_after[on_c], 30,
+               message="a new instance of the restarted task")
+    assert wait_until(spread(a, name, 6, {a.worker_id: 2, b.worker_id: 2, c.worker_id: 2}), 30)[on_c] == c.worker_id
+    assert {t: g for t, g in generations(bootstrap, group, name).items() if t != on_c} == \
+        {t: g for t, g in generations_after.items() if t != on_c}
+    assert b.rest("PUT", f"/connectors/{name}/pause")[0] == 202
+    wait_until(lambda: [t["state"] for t in a.rest("GET", f"/connectors/{name}/status")[1]["tasks"]] == ["PAUSED"] * 6,
+               30, message="every task PAUSED, on every member")
+    assert b.rest("PUT", f"/connectors/{name}/resume")[0] == 202
+    wait_until(spread(a, name, 6, {a.worker_id: 2, b.worker_id: 2, c.worker_id: 2}), 30, message="resumed")
+
     sequences = Sequences(bootstrap, topic)
     try:
         progress = sequences.read()

@@ -107,6 +107,11 @@ class TaskAssignor:
                 self._dirty = True
                 self._cond.notify_all()
 
+    def share(self) -> float:
+        """The part of new tasks the leader takes: one over the number of live members."""
+        with self._cond:
+            return 1.0 / max(1, len(self._live))
+
     def owner(self, key: TaskKey) -> str | None:
         with self._cond:
             slot = self._assignment.tasks.get(key)

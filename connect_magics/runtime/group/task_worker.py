@@ -55,6 +55,7 @@ class TaskWorker:
         self._pending = True  # something changed since the last look
         self._thread = threading.Thread(target=self._run, name="group-tasks", daemon=True)
         herder.hosts_task = self.hosts
+        herder.hosted_handles = self.handles
 
     def start(self) -> TaskWorker:
         self._thread.start()
@@ -84,6 +85,10 @@ class TaskWorker:
     def hosts(self, task_id: TaskId) -> bool:
         hosted = self._running.get((task_id.connector, task_id.task))
         return hosted is not None and hosted.handle is not None
+
+    def handles(self) -> dict[TaskKey, TaskHandle]:
+        """The instances running here for the assignment (for the worker's metrics)."""
+        return {key: h.handle for key, h in list(self._running.items()) if h.handle is not None}
 
     def running(self) -> set[TaskKey]:
         """The tasks this member runs for the assignment now."""
