@@ -223,7 +223,7 @@ class ConnectRuntime:
             self.herder.stop_all()
             self.herder.placement = None
             self.leader_fence.close()
-        if role is Role.FOLLOWER and self.task_worker is not None:
+        if role is Role.FOLLOWER and self.task_worker is not None and not self.closed:
             self.task_worker.activate()
 
     def _on_leader(self, method: str, args: tuple, kwargs: dict) -> Any:

@@ -75,7 +75,7 @@ def plan(current: Assignment, group: Group, desired: set[TaskKey], revoking: dic
     for slot in tasks.values():
         if slot.member is None or slot.member in live:
             continue
-        returning = _returning(slot.member, live)
+        returning = returning_member(slot.member, live)
         if returning is not None:
             slot.member = returning
         elif slot.member in group.left or now - group.missing_since.get(slot.member, now) >= delay:
@@ -118,7 +118,7 @@ def plan(current: Assignment, group: Group, desired: set[TaskKey], revoking: dic
     return step
 
 
-def _returning(member: str, live: dict[str, str]) -> str | None:
+def returning_member(member: str, live: dict[str, str]) -> str | None:
     """A live member at the departed member's address (the same worker restarted), if any."""
     worker = worker_of(member)
     same = sorted(m for m, w in live.items() if w == worker)

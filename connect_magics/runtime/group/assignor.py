@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
-from connect_magics.runtime.group.assignment import Group, Revocation, plan, worker_of
+from connect_magics.runtime.group.assignment import Group, Revocation, plan, returning_member, worker_of
 from connect_magics.storage.assignment_store import Assignment, AssignmentStore, Slot, TaskKey
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,11 @@ class TaskAssignor:
             slot = self._assignment.tasks.get(key)
             if slot is None:
                 slot = self._assignment.tasks[key] = Slot(None)
+            if slot.member is not None and slot.member not in self._live:  # the plan's rules, at once (a restore)
+                returning = returning_member(slot.member, self._live)
+                if returning is not None or slot.member in self.store.left():
+                    slot.member = returning
+                    self._dirty = True
             if slot.member is None and key not in self._revoking:
                 loads = dict.fromkeys(self._live, 0)
                 for s in self._assignment.tasks.values():
