@@ -57,7 +57,6 @@ class GroupMembership:
         # unique among runtimes of one process too (they share a worker_id when none serves REST)
         self.member_name = f"{worker_config.worker_id}/{os.getpid()}/{uuid.uuid4().hex[:6]}"
         self._client_config = worker_config.client_config()
-        self._admin: AdminClient | None = None
         self._consumer = Consumer({
             **self._client_config, "group.id": self.group, "client.id": self.member_name,
             "partition.assignment.strategy": "cooperative-sticky",
@@ -105,9 +104,9 @@ class GroupMembership:
 
     def members(self, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Every member as the coordinator describes it: ``name``, ``host``, ``leader``."""
-        if self._admin is None:  # one for the runtime's life: the leader asks every second
-            self._admin = AdminClient({**self._client_config, "logger": client_logger("admin")})
-        admin = self._admin
+        # A new client each time: a long-lived one whose DescribeGroups requests time out (broker trouble, a busy
+        # machine) aborts the process (librdkafka issue 4605, rd_kafka_enq_once_del_source_return's assertion).
+        admin = AdminClient({**self._client_config, "logger": client_logger("admin")})
         try:
             described = admin.describe_consumer_groups([self.group], request_timeout=timeout)[self.group]
             group = described.result(timeout)
