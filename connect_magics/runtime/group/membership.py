@@ -109,7 +109,7 @@ class GroupMembership:
         admin = AdminClient({**self._client_config, "logger": client_logger("admin")})
         try:
             described = admin.describe_consumer_groups([self.group], request_timeout=timeout)[self.group]
-            group = described.result(timeout)
+            group = described.result(timeout + 5)  # the request ends first: nothing is left pending in the client
         except KafkaException:
             return []
         out = []
