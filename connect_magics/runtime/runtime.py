@@ -148,7 +148,8 @@ class ConnectRuntime:
                              self.executor)
         if self.spreads_tasks:
             self.task_worker = TaskWorker(self.herder, self.config_store, self.assignments,
-                                          self.membership.member_name, wc.worker_id).start()
+                                          self.membership.member_name, wc.worker_id,
+                                          wc.int("heartbeat.interval.ms") / 1000).start()
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.metrics_registry.register("tasks", self.herder.task_metrics)
@@ -208,8 +209,8 @@ class ConnectRuntime:
             adopted = None
             if self.task_worker is not None:  # what it ran as a follower goes on under the herder
                 adopted = self.task_worker.hand_over()
-                self.assignor = TaskAssignor(self.assignments, self.herder, self.membership.members,
-                                             self.membership.member_name, self.worker_config)
+                self.assignor = TaskAssignor(self.assignments, self.herder, self.membership.member_name,
+                                             self.worker_config)
                 self.assignor.start()
                 self.herder.placement = self.assignor
             self.herder.start(adopted)  # every task claims its own fence as it starts

@@ -6,7 +6,9 @@ Two kinds of records share ``task.control.storage.topic`` with task control and 
   written by the group's leader (runtime/group/assignor.py). ``restarts`` counts the restarts asked of a task
   that runs on another member: its owner restarts it when the number grows.
 - ``member-{member}`` → ``{"worker_id": ..., "tasks": [[connector, task], ...]}``: what a member runs now,
-  written by the member after every change (runtime/group/task_worker.py); a tombstone when it left cleanly.
+  written by the member after every change and every ``heartbeat.interval.ms`` (runtime/group/task_worker.py);
+  a tombstone when it left cleanly. The records' timestamps say which members are live: those whose last report
+  is at most ``session.timeout.ms`` older than the newest report of any member (see :meth:`AssignmentStore.live`).
 
 Versions only grow: a record whose version is not above the newest seen is ignored, so that a leader that lost
 its group (paused, partitioned) and writes an old view when it wakes changes nothing.
@@ -17,13 +19,16 @@ its group (paused, partitioned) and writes an old view when it wakes changes not
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from connect_magics.storage.config_store import dumps
-from connect_magics.storage.kafka_log import KafkaLog, json_object, text_key
+from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, text_key
+
+log = logging.getLogger(__name__)
 
 ASSIGNMENT_KEY = "assignment"
 MEMBER_PREFIX = "member-"
@@ -79,8 +84,10 @@ class AssignmentStore:
         self._assignment = Assignment()
         self._reports: dict[str, Report] = {}
         self._left: set[str] = set()  # members whose report was withdrawn (they left cleanly)
+        self._seen: dict[str, int] = {}  # member -> timestamp (ms) of its last report
+        self._newest = 0  # the newest report's timestamp (ms)
         self._on_change = on_change
-        self.log = KafkaLog(topic, client_config, self._apply)
+        self.log = KafkaLog(topic, client_config, self._apply, on_batch=self._apply_batch)
 
     def start(self, timeout: float = 30.0) -> AssignmentStore:
         self.log.start(timeout)
@@ -92,7 +99,22 @@ class AssignmentStore:
     def read_to_end(self, timeout: float = 30.0) -> None:
         self.log.read_to_end(timeout)
 
-    def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int) -> None:
+    def _apply_batch(self, messages: list) -> None:
+        changed = False
+        for m in messages:
+            try:
+                changed = self._apply(m.key(), m.value(), m.partition(), m.offset(), m.timestamp()[1]) or changed
+            except BadRecord as e:
+                log.warning("Skipping the record of %s at %s/%s with key %r: %s", self.log.topic, m.partition(),
+                            m.offset(), m.key(), e)
+            except (TypeError, ValueError, KeyError):
+                log.exception("Skipping a record of %s at %s/%s that could not be read", self.log.topic,
+                              m.partition(), m.offset())
+        if changed:
+            self._on_change()
+
+    def _apply(self, key: bytes | None, value: bytes | None, _p: int, _o: int, timestamp: int = 0) -> bool:
+        """Apply one record; True if it was one of ours."""
         k = text_key(key) if key else ""
         if k == ASSIGNMENT_KEY:
             data = json_object(value, 'an assignment {"version": N, "tasks": [...]}')
@@ -101,7 +123,7 @@ class AssignmentStore:
             assignment = Assignment.from_json(data)
             with self._lock:
                 if assignment.version <= self._assignment.version:
-                    return  # written by a leader that no longer leads
+                    return False  # written by a leader that no longer leads
                 self._assignment = assignment
         elif k.startswith(MEMBER_PREFIX):
             member = k[len(MEMBER_PREFIX):]
@@ -109,14 +131,17 @@ class AssignmentStore:
             with self._lock:
                 if data is None:
                     self._reports.pop(member, None)
+                    self._seen.pop(member, None)
                     self._left.add(member)
                 else:
                     self._reports[member] = Report(str(data.get("worker_id")),
                                                    {(str(c), int(t)) for c, t in data.get("tasks", [])})
                     self._left.discard(member)
+                    self._seen[member] = timestamp
+                    self._newest = max(self._newest, timestamp)
         else:
-            return  # task control, metrics, forwarded requests: not ours
-        self._on_change()
+            return False  # task control, metrics, forwarded requests: not ours
+        return True
 
     # -- reading ----------------------------------------------------------------------------------
     def assignment(self) -> Assignment:
@@ -130,6 +155,13 @@ class AssignmentStore:
     def left(self) -> set[str]:
         with self._lock:
             return set(self._left)
+
+    def live(self, session_timeout_ms: int) -> set[str]:
+        """The members whose last report is at most ``session_timeout_ms`` older than the newest report: a member
+        that stopped reporting (killed, paused, partitioned) drops out, and while nothing is read at all (the
+        broker is away) nobody does."""
+        with self._lock:
+            return {m for m, ts in self._seen.items() if self._newest - ts <= session_timeout_ms}
 
     # -- writing ----------------------------------------------------------------------------------
     def put_assignment(self, assignment: Assignment, timeout: float = 30.0) -> None:

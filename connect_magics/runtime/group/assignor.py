@@ -3,11 +3,11 @@ and writes it to the control topic, where every member reads its share (runtime/
 
 The herder asks :meth:`TaskAssignor.place` before it starts a task: True means "here" (the leader runs it
 itself), False that another member runs it (or will, once its old member let go). A loop wakes on every change
-(a task placed, a report, a member joining or leaving, at the latest every ``interval``), asks the group
-coordinator who is live, plans, stops on the leader what leaves it, writes the new assignment, and starts on
+(a task placed, a report, a member joining or leaving, at the latest every ``interval``), reads who is live (the
+members' reports, written every ``heartbeat.interval.ms``), plans, stops on the leader what leaves it, writes the new assignment, and starts on
 the leader what came to it.
 
->>> assignor = TaskAssignor(store, herder, members, "host:8083/12/ab", wc)  # doctest: +SKIP
+>>> assignor = TaskAssignor(store, herder, "host:8083/12/ab", wc)  # doctest: +SKIP
 >>> assignor.start(); assignor.place(("lines", 0))                          # doctest: +SKIP
 True
 """
@@ -17,8 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.group.assignment import Group, Revocation, plan, returning_member, worker_of
@@ -38,10 +37,10 @@ class LeaderTasks(Protocol):
 
 
 class TaskAssignor:
-    def __init__(self, store: AssignmentStore, herder: LeaderTasks, members: Callable[[], list[dict[str, Any]]],
-                 me: str, worker_config: WorkerConfig, interval: float = 1.0) -> None:
+    def __init__(self, store: AssignmentStore, herder: LeaderTasks, me: str, worker_config: WorkerConfig,
+                 interval: float = 1.0) -> None:
         self.store, self.herder, self.me = store, herder, me
-        self._members = members
+        self.session_ms = worker_config.int("session.timeout.ms")
         self.delay = worker_config.int(DELAY_KEY) / 1000
         self.revoke_timeout = worker_config.int("rebalance.timeout.ms") / 1000
         self.interval = interval
@@ -128,14 +127,10 @@ class TaskAssignor:
 
     # -- the loop -------------------------------------------------------------------------------------
     def _read_live(self) -> dict[str, str] | None:
-        try:
-            members = self._members()
-        except Exception:  # noqa: BLE001 - the coordinator is unreachable: keep the last view
-            log.warning("Cannot describe the group's members; keeping the last view", exc_info=True)
-            return None
-        if not members:
-            return None
-        live = {m["name"]: worker_of(m["name"]) for m in members}
+        """The live members, from their reports in the control topic (storage/assignment_store.py). Not from the
+        coordinator's group description: an admin client whose DescribeGroups request times out (a broker outage)
+        aborts the process (librdkafka issue 4605)."""
+        live = {m: worker_of(m) for m in self.store.live(self.session_ms)}
         live[self.me] = worker_of(self.me)
         return live
 

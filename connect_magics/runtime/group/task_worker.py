@@ -3,8 +3,9 @@
 Every member reads the assignment (storage/assignment_store.py) and the config topic. While this runtime
 follows, a loop keeps the task instances here equal to its share: it starts a task that was given to it, stops
 one that was taken away (its offsets committed), restarts one whose connector config or task config changed or
-whose restart count grew, and pauses or resumes them with their connectors' target states. After every change
-it reports what it runs (``member-{member}``), which is how the leader knows a revoked task was let go.
+whose restart count grew, and pauses or resumes them with their connectors' target states. After every change,
+and every ``heartbeat.interval.ms`` (the leader too), it reports what it runs (``member-{member}``): how the leader
+knows a revoked task was let go, and which members are live.
 
 When this runtime becomes the leader, :meth:`TaskWorker.hand_over` gives the running instances to the herder,
 which keeps them if their configs hold: a change of leader restarts nothing that needs no restart.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,8 +46,10 @@ class Hosted:
 
 class TaskWorker:
     def __init__(self, herder: Herder, configs: ConfigStore, store: AssignmentStore, me: str,
-                 worker_id: str) -> None:
+                 worker_id: str, heartbeat: float = 3.0) -> None:
         self.herder, self.configs, self.store, self.me, self.worker_id = herder, configs, store, me, worker_id
+        self.heartbeat = heartbeat
+        self._next_report = 0.0  # monotonic time of the next report, changed or not
         self._cond = threading.Condition()
         self._reconciling = threading.Lock()  # held while the running set changes
         self._running: dict[TaskKey, Hosted] = {}
@@ -113,18 +117,25 @@ class TaskWorker:
         while True:
             with self._cond:
                 if not self._pending:
-                    self._cond.wait(LOOK_INTERVAL_S)
+                    self._cond.wait(max(0.0, min(LOOK_INTERVAL_S, self._next_report - time.monotonic())))
                 self._pending = False
                 if self._closing:
                     return
-                if not self._active:
-                    continue
             try:
                 with self._reconciling:
                     if self._active:
                         self._reconcile()
+                    if time.monotonic() >= self._next_report:
+                        self._report()
             except Exception:  # noqa: BLE001 - e.g. the broker is unreachable: again at the next look
                 log.exception("Member %s could not take up its share of the group's tasks", self.me)
+
+    def _report(self) -> None:
+        """Say what this member runs (also a heartbeat: the leader counts a member live while it reports)."""
+        held = set(self._running)
+        self._next_report = time.monotonic() + self.heartbeat
+        self.store.put_report(self.me, self.worker_id, held)
+        self._reported = held
 
     def _reconcile(self) -> None:
         mine = self.store.assignment().of(self.me)
@@ -149,11 +160,9 @@ class TaskWorker:
                 continue  # this member has not read the configs yet, or the connector stopped meanwhile
             handle = self.herder.start_hosted(key[0], key[1], config, task_config, state)
             self._running[key] = Hosted(handle, config, task_config, restarts, state)
-        held = set(self._running)
-        if held != self._reported:
-            self.store.put_report(self.me, self.worker_id, held)
-            self._reported = held
-            log.info("Member %s runs %d task(s) of the group", self.me, len(held))
+        if set(self._running) != self._reported:
+            self._report()
+            log.info("Member %s runs %d task(s) of the group", self.me, len(self._running))
 
     def _configs(self, key: TaskKey) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         config = self.configs.connector_config(key[0])
