@@ -52,6 +52,7 @@ class TaskAssignor:
         self._dirty = False
         self._stopping = False
         self._written: dict[TaskKey, Slot] | None = None  # the tasks of the last assignment written
+        self._placed: set[TaskKey] = set()  # placed by the herder since the current step read the desired tasks
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -100,6 +101,7 @@ class TaskAssignor:
                 slot.member = min(loads, key=lambda m: (loads[m], m != self.me, m))
                 self._dirty = True
                 self._cond.notify_all()
+            self._placed.add(key)
             return slot.member == self.me
 
     def restart_remote(self, key: TaskKey) -> None:
@@ -158,10 +160,13 @@ class TaskAssignor:
                     self._cond.wait(1.0)
 
     def _step(self) -> None:
+        with self._cond:
+            self._placed = set()
         desired = self.herder.desired_tasks()
         reports, left = self.store.reports(), self.store.left()
         now = time.monotonic()
         with self._cond:
+            desired |= self._placed  # a task the herder started meanwhile (a resume, a restart) is wanted
             self._dirty = False
             for member in list(self._missing_since):
                 if member in self._live:
