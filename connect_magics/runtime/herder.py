@@ -790,8 +790,10 @@ class Herder:
 
     def stop_assigned(self, tasks: Iterable[tuple[str, int]]) -> None:
         """Stop tasks the assignment took from the leader (committing their offsets), all at once."""
-        with self._lock:
+        with self._lock:  # not a task placed here again meanwhile (a resume, a restart of its connector)
+            placement = self.placement
             handles = [h for name, index in sorted(tasks) if (running := self._running.get(name)) is not None
+                       and (placement is None or placement.owner((name, index)) != placement.me)
                        and (h := running.tasks.pop(index, None)) is not None]
             self._stop_runners(handles)
 
