@@ -150,7 +150,8 @@ def main() -> None:
     try:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # kept: a collected client cancels its requests
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
         ports = [free_port() for _ in range(args.workers)]
         for port in ports:  # one after the other: the first leads
             workers.append(Worker(bootstrap, group, port, config.name))
