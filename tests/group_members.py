@@ -17,7 +17,7 @@ from helpers import RestClient, wait_until
 
 HOST = Path(__file__).parent / "group" / "group_host.py"
 FAST = {"offset.flush.interval.ms": "100", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000",
-        "leader.request.timeout.ms": "60000"}
+        "leader.request.timeout.ms": "60000", "scheduled.rebalance.max.delay.ms": "2000"}
 
 
 def free_port() -> int:

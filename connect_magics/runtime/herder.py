@@ -8,13 +8,14 @@ exactly what this one ran. Only the group's leader has a started herder (runtime
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from connect_magics.api.config import ConfigException
 from connect_magics.api.connector import Connector, ConnectorContext, SourceConnectorContext
@@ -71,6 +72,17 @@ NOT_A_CONFIG = "Connector config must be a JSON object of string keys and values
 INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
 
 
+class Placement(Protocol):
+    """Where the group runs each task (runtime/group/assignor.py's TaskAssignor)."""
+
+    me: str
+
+    def place(self, key: tuple[str, int]) -> bool: ...
+    def owner(self, key: tuple[str, int]) -> str | None: ...
+    def restart_remote(self, key: tuple[str, int]) -> None: ...
+    def share(self) -> float: ...
+
+
 class _Context(SourceConnectorContext):
     def __init__(self, herder: Herder, name: str) -> None:
         self._herder, self._name = herder, name
@@ -118,12 +130,27 @@ class Herder:
         self._connector_offset_stores: dict[str, OffsetStore] = {}
         self._started_tasks: dict[str, set[int]] = {}  # task indexes ever started here, for fence_zombies
         self.startups = StartupCounts()  # connect-worker-metrics' startup counters
+        #: Where tasks run when the group spreads them (runtime/group/assignor.py); None: all here.
+        self.placement: Placement | None = None
+        #: Whether a task instance runs here for another member's assignment (runtime/group/task_worker.py).
+        self.hosts_task: Callable[[TaskId], bool] = lambda task_id: False
+        #: The task instances that run here for another member's assignment, for the metrics.
+        self.hosted_handles: Callable[[], dict[tuple[str, int], TaskHandle]] = dict
+        self._adopted: dict[str, dict[int, TaskHandle]] = {}  # handed over when this runtime took the lead
 
     # -- start / stop --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Restore every connector from the config topic in its target state."""
+    def start(self, adopted: Mapping[tuple[str, int], TaskHandle] | None = None) -> None:
+        """Restore every connector from the config topic in its target state. ``adopted``: task instances already
+        running in this process (this runtime ran them as a follower): kept if their configs hold."""
         with self._lock:
-            self._start_connectors(self.configs.connectors())
+            for (name, index), handle in (adopted or {}).items():
+                self._adopted.setdefault(name, {})[index] = handle
+            try:
+                self._start_connectors(self.configs.connectors())
+            finally:
+                leftover = [h for handles in self._adopted.values() for h in handles.values()]
+                self._adopted.clear()
+                self._stop_runners(leftover)
 
     def stop_all(self) -> None:
         """Stop every connector and task here (committing what they can), writing nothing to the config
@@ -244,21 +271,29 @@ class Herder:
 
     def _check_fits(self, name: str, config: dict[str, str]) -> None:
         """Refuse a new connector whose ``tasks.max`` tasks this process cannot hold (their Kafka clients), with
-        the limit and the ways past it (runtime/worker/capacity.py)."""
+        the limit and the ways past it (runtime/worker/capacity.py). In a group that spreads tasks, this process
+        holds its share of them."""
         need = self._clients_needed(name, config)
         try:
             if need is not None:
-                check_connector_fits(*need)
+                name, tasks, per_task = need
+                check_connector_fits(name, math.ceil(tasks * self._share()), per_task)
         except ClientLimitError as e:
             raise BadRequestError(str(e)) from e
 
     def _check_all_fit(self, configs: dict[str, dict[str, str]]) -> None:
         """:meth:`_check_fits` for connectors created together: all their tasks must fit."""
-        needs = [need for name, config in configs.items() if (need := self._clients_needed(name, config))]
+        share = self._share()
+        needs = [(n, tasks * share, per_task) for name, config in configs.items()
+                 if (need := self._clients_needed(name, config)) for n, tasks, per_task in [need]]
         try:
             check_connectors_fit(needs)
         except ClientLimitError as e:
             raise BadRequestError(str(e)) from e
+
+    def _share(self) -> float:
+        """The part of new tasks this process will run: all of them, or its share when the group spreads them."""
+        return self.placement.share() if self.placement is not None else 1.0
 
     def _clients_needed(self, name: str, config: dict[str, str]) -> tuple[str, int, int] | None:
         """(name, tasks, clients per task) of a new connector whose tasks build clients in this process."""
@@ -559,6 +594,10 @@ class Herder:
             self._start_connector(name)
             return
         self._stop_runners([running.tasks.pop(i) for i in sorted(tasks) if i in running.tasks])
+        if self.placement is not None:  # tasks another member runs: it restarts them
+            for i in sorted(tasks):
+                if self.placement.owner((name, i)) not in (None, self.placement.me):
+                    self.placement.restart_remote((name, i))
         if restart_connector:
             self._stop_connector_instance(running)
             del self._running[name]
@@ -618,7 +657,7 @@ class Herder:
             self._drop_task_statuses(name, 0)
             self.status.put_connector(name, "STOPPED", version=desc.version)
             return None
-        running = RunningConnector(name, desc, None, dict(keep_tasks or {}))
+        running = RunningConnector(name, desc, None, dict(keep_tasks or self._adopted.pop(name, {})))
         self._running[name] = running
         raw = config
         try:
@@ -696,46 +735,93 @@ class Herder:
 
     def _start_task(self, running: RunningConnector, index: int, task_config: dict[str, str]) -> None:
         name = running.name
-        task_id, state = TaskId(name, index), self.configs.target_state(name) or TargetState.STARTED
-        config = self.configs.connector_config(name)
+        if self.placement is not None and not self.placement.place((name, index)):
+            return  # another member of the group runs it
+        task_class = running.instance.task_class() if running.instance is not None else None
+        launched = self._launch(name, index, running.desc.type, self.configs.connector_config(name), task_config,
+                                self.configs.target_state(name) or TargetState.STARTED, task_class)
+        if launched is not None:
+            running.tasks[index], running.task_plugins[index] = launched
+            self._started_tasks.setdefault(name, set()).add(index)
+
+    def _launch(self, name: str, index: int, ctype: str, config: dict[str, str], task_config: dict[str, str],
+                state: TargetState, task_class: type | None) -> tuple[TaskHandle, TaskPlugins] | None:
+        """Build task ``index`` of ``name`` and start it on the executor; None (its status FAILED) if it cannot."""
+        task_id = TaskId(name, index)
         clients = None
         if self.executor.clients_in_process:  # fail it before it builds anything if the process cannot hold it
             try:
                 clients = reserve_task_clients(f"Task {task_id}", clients_per_task(
-                    running.desc.type, config, self.wc, self.executor.fences_tasks))
+                    ctype, config, self.wc, self.executor.fences_tasks))
             except ClientLimitError as e:
                 log.error("%s", e)
                 self.status.put_task(name, index, "FAILED", trace_of(e))
-                return
-        spec = TaskSpec(task_id, config, task_config, state, running.desc.type,
+                return None
+        spec = TaskSpec(task_id, config, task_config, state, ctype,
                         self.executor.reserve_generation(task_id, state), fenced=self.executor.fences_tasks)
         try:
             runner, task_plugins = build_runner(
-                spec, self.services, self.offset_stores_for(name) if running.desc.type == "source" else None,
-                running.instance.task_class() if running.instance is not None else None, clients=clients)
+                spec, self.services, self.offset_stores_for(name) if ctype == "source" else None, task_class,
+                clients=clients)
         except Exception as e:  # noqa: BLE001
             if clients is not None:
                 clients.release()
             log.error("Failed to start task %s", spec.task_id, exc_info=True)
             self.startups.task(ok=False)
             self.status.put_task(name, index, "FAILED", trace_of(e))
-            return
-        running.task_plugins[index] = task_plugins
+            return None
         try:
-            running.tasks[index] = self.executor.start(spec, runner)
+            handle = self.executor.start(spec, runner)
         except BaseException:
             if clients is not None:
                 clients.release()
             self.startups.task(ok=False)
             raise
         self.startups.task(ok=True)
-        self._started_tasks.setdefault(name, set()).add(index)
+        return handle, task_plugins
+
+    # -- tasks of a group that spreads them (runtime/group/) ------------------------------------------
+    def desired_tasks(self) -> set[tuple[str, int]]:
+        """Every task the config topic asks to run: (connector, index) of each connector not STOPPED."""
+        return {(name, index) for name in self.configs.connectors()
+                if self.configs.target_state(name) is not TargetState.STOPPED
+                for index in range(len(self.configs.task_configs(name)))}
+
+    def start_assigned(self, name: str, index: int) -> None:
+        """Start a task the group's assignment gave the leader (if its connector runs here and it does not yet)."""
+        with self._lock:
+            running = self._running.get(name)
+            configs = self.configs.task_configs(name)
+            if running is None or running.instance is None or index in running.tasks or index >= len(configs):
+                return
+            self._start_task(running, index, configs[index])
+
+    def stop_assigned(self, tasks: Iterable[tuple[str, int]]) -> None:
+        """Stop tasks the assignment took from the leader (committing their offsets), all at once."""
+        with self._lock:  # not a task placed here again meanwhile (a resume, a restart of its connector)
+            placement = self.placement
+            handles = [h for name, index in sorted(tasks) if (running := self._running.get(name)) is not None
+                       and (placement is None or placement.owner((name, index)) != placement.me)
+                       and (h := running.tasks.pop(index, None)) is not None]
+            self._stop_runners(handles)
+
+    def start_hosted(self, name: str, index: int, config: dict[str, str], task_config: dict[str, str],
+                     state: TargetState) -> TaskHandle | None:
+        """Start a task another member's assignment gave this runtime (no connector instance runs here)."""
+        try:
+            ctype = self._connector_desc(config).type
+        except Exception as e:  # noqa: BLE001 - not installed here, no version in range: as Kafka, the task fails
+            log.error("Task %s-%s cannot start: %s", name, index, e)
+            self.status.put_task(name, index, "FAILED", trace_of(e))
+            return None
+        launched = self._launch(name, index, ctype, config, task_config, state, None)
+        return launched[0] if launched is not None else None
 
     def _report_ended(self, task_id: TaskId, state: str, trace: str | None) -> None:
         """An executor saw an instance end by itself: write the status that fits, unless the task is no longer
         meant to run here (stopped, reconfigured, deleted)."""
         running = self._running.get(task_id.connector)
-        if running is not None and task_id.task in running.tasks:
+        if (running is not None and task_id.task in running.tasks) or self.hosts_task(task_id):
             self.status.put_task(task_id.connector, task_id.task, state, trace, hosted=True)
 
     def fence_zombies(self, name: str) -> None:
@@ -796,6 +882,10 @@ class Herder:
                 store = start_connector_store(spec, self.wc)
                 self._connector_offset_stores[name] = store
             return store
+
+    def stop_handles(self, handles: list[TaskHandle]) -> None:
+        """Ask these task instances to stop together and wait for each (up to the graceful timeout)."""
+        self._stop_runners(handles)
 
     def _stop_runners(self, handles: list[TaskHandle]) -> None:
         timeout = self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
@@ -861,35 +951,41 @@ class Herder:
                     groups.update(task_groups(name, index, task_plugins))
         return groups
 
+    def _handles(self) -> list[tuple[str, int, TaskHandle]]:
+        """Every task instance running here: the herder's and those hosted for the group's assignment."""
+        out = [(name, index, handle) for name, running in list(self._running.items())
+               for index, handle in sorted(running.tasks.items())]
+        return out + [(name, index, handle) for (name, index), handle in sorted(self.hosted_handles().items())]
+
     def error_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``task-error-metrics`` of every running task (KIP-298 counters)."""
         return {group_name("task-error-metrics", connector=name, task=index): handle.error_metrics()
-                for name, running in list(self._running.items())
-                for index, handle in sorted(running.tasks.items())}
+                for name, index, handle in self._handles()}
 
     def task_metrics(self) -> dict[str, dict[str, Any]]:
         """Kafka Connect's ``source-task-metrics`` / ``sink-task-metrics`` of every running task, and the measured
         part of its ``connector-task-metrics`` (batch sizes, commit times, running and paused ratios)."""
         groups: dict[str, dict[str, Any]] = {}
-        for name, running in list(self._running.items()):
-            for index, handle in sorted(running.tasks.items()):
-                metrics = handle.metrics()
-                groups[group_name(handle.metrics_group, connector=name, task=index)] = {
-                    k: v for k, v in metrics.items() if k not in CONNECTOR_TASK_METRICS}
-                groups[group_name("connector-task-metrics", connector=name, task=index)] = {
-                    k: v for k, v in metrics.items() if k in CONNECTOR_TASK_METRICS}
+        for name, index, handle in self._handles():
+            metrics = handle.metrics()
+            groups[group_name(handle.metrics_group, connector=name, task=index)] = {
+                k: v for k, v in metrics.items() if k not in CONNECTOR_TASK_METRICS}
+            groups[group_name("connector-task-metrics", connector=name, task=index)] = {
+                k: v for k, v in metrics.items() if k in CONNECTOR_TASK_METRICS}
         return groups
 
     def worker_metrics(self) -> dict[str, dict[str, Any]]:
-        """Kafka Connect's ``connect-worker-metrics``: this worker's connectors and tasks, their tasks by state,
-        and the startups of both."""
-        running = list(self._running.items())
-        groups = {"connect-worker-metrics": {"connector-count": len(running),
-                                             "task-count": sum(len(r.tasks) for _, r in running),
+        """Kafka Connect's ``connect-worker-metrics``: the connectors and tasks running here, their tasks by
+        state, and the startups of both."""
+        tasks: dict[str, list[int]] = {}
+        for name, index, _ in self._handles():
+            tasks.setdefault(name, []).append(index)
+        groups = {"connect-worker-metrics": {"connector-count": len(self._running),
+                                             "task-count": sum(map(len, tasks.values())),
                                              **self.startups.metrics()}}
-        for name, connector in running:
+        for name, indexes in tasks.items():
             statuses = self.status.tasks(name)
-            states = [statuses[i].state if i in statuses else "UNASSIGNED" for i in connector.tasks]
+            states = [statuses[i].state if i in statuses else "UNASSIGNED" for i in indexes]
             groups[group_name("connect-worker-metrics", connector=name)] = {
                 f"connector-{state.lower()}-task-count": states.count(state)
                 for state in ("RUNNING", "PAUSED", "FAILED", "UNASSIGNED", "RESTARTING")} | {

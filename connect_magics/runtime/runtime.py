@@ -25,12 +25,15 @@ from connect_magics.runtime.config.worker_keys import check_worker_keys
 from connect_magics.runtime.executors import EXECUTORS
 from connect_magics.runtime.executors.base import Executor
 from connect_magics.runtime.executors.threads import ThreadExecutor
+from connect_magics.runtime.group.assignor import TaskAssignor
 from connect_magics.runtime.group.forwarding import RequestChannel
 from connect_magics.runtime.group.membership import GroupMembership, Role, membership_group
+from connect_magics.runtime.group.task_worker import TaskWorker
 from connect_magics.runtime.herder import Herder
 from connect_magics.runtime.metrics import MetricsRegistry
 from connect_magics.runtime.plugins.registry import Plugins
 from connect_magics.runtime.stopped import stopped_for
+from connect_magics.storage.assignment_store import AssignmentStore
 from connect_magics.storage.authorization import (
     KafkaAuthorizationError,
     check_connection,
@@ -121,7 +124,8 @@ class ConnectRuntime:
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,
                                           what=f"The leader of group {group_id}")
-        self.config_store = ConfigStore(wc["config.storage.topic"], client, fence=self.leader_fence)
+        self.config_store = ConfigStore(wc["config.storage.topic"], client, fence=self.leader_fence,
+                                        on_change=lambda _kind, _name: self._configs_changed())
         self.offset_store = OffsetStore(wc["offset.storage.topic"], client)
         self.status_store = StatusStore(wc["status.storage.topic"], client, wc.worker_id, wc.retry_policy,
                                         wc.int("status.storage.request.timeout.ms"))
@@ -130,10 +134,23 @@ class ConnectRuntime:
         self.membership = GroupMembership(wc, wc["config.storage.topic"], self._take_role)
         self.requests = RequestChannel(wc["task.control.storage.topic"], client, self.membership.member_name)
         self._stores = [self.config_store, self.offset_store, self.status_store, self.requests]
+        #: Whether the group spreads tasks over its members (``task.assignment=spread``, tasks on threads), else
+        #: the leader runs them all (docs/design.md, "One group").
+        self.spreads_tasks = wc["task.assignment"] == "spread" and isinstance(self.executor, ThreadExecutor) \
+            and self.executor.fences_tasks  # a moved task is safe only if its old instance can be fenced
+        self.assignor: TaskAssignor | None = None
+        self.task_worker: TaskWorker | None = None
+        if self.spreads_tasks:
+            self.assignments = AssignmentStore(wc["task.control.storage.topic"], client, self._group_changed)
+            self._stores.append(self.assignments)
         for store in self._stores:
             store.start()
         self.herder = Herder(wc, self.plugins, self.config_store, self.offset_store, self.status_store,
                              self.executor)
+        if self.spreads_tasks:
+            self.task_worker = TaskWorker(self.herder, self.config_store, self.assignments,
+                                          self.membership.member_name, wc.worker_id,
+                                          wc.int("heartbeat.interval.ms") / 1000).start()
         self.metrics_registry.register("plugin-versions", self.herder.plugin_metrics)  # KIP-891
         self.metrics_registry.register("task-errors", self.herder.error_metrics)  # KIP-298
         self.metrics_registry.register("tasks", self.herder.task_metrics)
@@ -172,6 +189,19 @@ class ConnectRuntime:
         """
         return self.membership.members()
 
+    def _configs_changed(self) -> None:
+        """A config record was read: this member's tasks may have to follow (the leader's herder places new
+        tasks itself)."""
+        task_worker = self.__dict__.get("task_worker")
+        if task_worker is not None:
+            task_worker.wake()
+
+    def _group_changed(self) -> None:
+        """An assignment or a member's report was read."""
+        for part in (self.__dict__.get("task_worker"), self.__dict__.get("assignor")):
+            if part is not None:
+                part.wake()
+
     def _take_role(self, role: Role) -> None:
         """Take up the duties of ``role`` (on the membership's thread)."""
         if role is Role.LEADER and not self._leading:
@@ -179,13 +209,26 @@ class ConnectRuntime:
             for store in (self.config_store, self.offset_store):
                 store.read_to_end()
             self._leading = True
-            self.herder.start()  # every task claims its own fence as it starts
+            adopted = None
+            if self.task_worker is not None:  # what it ran as a follower goes on under the herder
+                adopted = self.task_worker.hand_over()
+                self.assignor = TaskAssignor(self.assignments, self.herder, self.membership.member_name,
+                                             self.worker_config)
+                self.assignor.start()
+                self.herder.placement = self.assignor
+            self.herder.start(adopted)  # every task claims its own fence as it starts
             self.requests.serve(self._apply_forwarded)
         elif role is not Role.LEADER and self._leading:
             self._leading = False
             self.requests.stop_serving()
+            if self.assignor is not None:
+                self.assignor.stop()
+                self.assignor = None
             self.herder.stop_all()
+            self.herder.placement = None
             self.leader_fence.close()
+        if role is Role.FOLLOWER and self.task_worker is not None and not self.closed:
+            self.task_worker.activate()
 
     def _on_leader(self, method: str, args: tuple, kwargs: dict) -> Any:
         timeout = self.worker_config.int("leader.request.timeout.ms") / 1000
@@ -382,7 +425,11 @@ class ConnectRuntime:
         """Stop every task (committing offsets), flush statuses, leave the group (another runtime of it takes
         over at once) and close the clients."""
         self.closed = True
+        if self.assignor is not None:
+            self.assignor.stop()
         self.herder.close()
+        if self.task_worker is not None:
+            self.task_worker.close()
         self.status_store.flush(10)
         self.membership.close()
         for store in reversed(self._stores):

@@ -154,8 +154,31 @@ class ProducerFence:
             if named is not None:
                 raise named from e
             raise
+        # A successor may have registered and claimed between this holder's registration and its claim (a process
+        # paused in between, then woken): this claim fenced the successor, which claims again; this one must not
+        # write. Asked after the claim, so that no successor can register unseen; the producer is published only then.
+        if self.owner is not None and not self._still_current():
+            log.warning("%s: a newer holder of transactional id %s registered before this claim; it will not write",
+                        self.what, self.transactional_id)
+            with self._lock:
+                self._producer, self._fenced = None, True
+            return
         with self._lock:
             self._producer, self._fenced = producer, False
+
+    def _still_current(self) -> bool:
+        """The owner's answer, asked again while it cannot tell (the broker is slow or away) up to the fence's
+        timeout; after that the claim stands, as it did before this check existed (its epoch is the newest)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self.owner.is_current()
+            except Exception as e:  # noqa: BLE001 - the control topic could not be read in time
+                if time.monotonic() >= deadline or self._closed.is_set():
+                    log.warning("%s cannot tell whether a newer holder of transactional id %s registered (%s); it "
+                                "holds it", self.what, self.transactional_id, e)
+                    return True
+                self._closed.wait(1.0)
 
     def _claim_until_done(self, again: bool) -> None:
         """Claim, retrying while the broker cannot be reached. The first claim registers with the owner

@@ -30,8 +30,9 @@ from connect_magics.storage.kafka_log import BadRecord, KafkaLog, json_object, t
 CONTROL_PREFIX = "task-"
 METRICS_PREFIX = "metrics-"
 STATES = ("STARTED", "PAUSED", "STOPPED")
-#: Keys of the group's forwarded requests and answers (runtime/group/forwarding.py), which share this topic.
-SHARED_PREFIXES = ("request-", "answer-")
+#: Keys of the group's forwarded requests and answers (runtime/group/forwarding.py) and its task assignment
+#: (storage/assignment_store.py), which share this topic.
+SHARED_PREFIXES = ("request-", "answer-", "assignment", "member-")
 
 #: Called with (connector, task, value) for every control record read, newest last.
 ControlListener = Callable[[str, int, dict[str, Any]], None]

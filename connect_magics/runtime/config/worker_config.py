@@ -50,6 +50,8 @@ DEFAULTS: dict[str, str] = {
     "heartbeat.interval.ms": "3000",
     "rebalance.timeout.ms": "60000",
     "leader.request.timeout.ms": "30000",
+    "scheduled.rebalance.max.delay.ms": "300000",  # Kafka Connect's: how long a gone member's tasks wait for it
+    "task.assignment": "spread",  # ours: "spread" over the group's members, or "leader" (it runs them all)
 }
 
 #: The internal topics' names (the task control topic's only with the Spark executor).
@@ -87,8 +89,10 @@ class WorkerConfig(Mapping[str, str]):
         self._check_cluster_settings()
         for key in ("offset.flush.interval.ms", "offset.flush.timeout.ms", "task.shutdown.graceful.timeout.ms",
                     "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
-                    "leader.request.timeout.ms"):
+                    "leader.request.timeout.ms", "scheduled.rebalance.max.delay.ms"):
             self.int(key)
+        if self._props["task.assignment"] not in ("spread", "leader"):
+            raise ConfigException("task.assignment", self._props["task.assignment"], "Must be one of spread, leader")
         for key in ("topic.creation.enable", "topic.tracking.enable", "topic.tracking.allow.reset"):
             self.bool(key)
         policy = self["connector.client.config.override.policy"]

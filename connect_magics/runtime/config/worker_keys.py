@@ -69,6 +69,7 @@ KAFKA_WORKER_KEYS = frozenset({
 #: Ours (docs/configuration.md).
 OUR_WORKER_KEYS = frozenset({
     "task.control.storage.topic", "leader.request.timeout.ms", "status.storage.request.timeout.ms",
+    "task.assignment",
 })
 #: Whole families: the clients' own settings (with Kafka's Java names or librdkafka's; the top-level ones the
 #: worker passes to every client), the converters' settings, config providers' (KIP-297), the status write

@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,8 @@ class GroupMembership:
     def __init__(self, worker_config: WorkerConfig, topic: str, on_role: Callable[[Role], None]) -> None:
         self.topic = topic
         self.group = membership_group(worker_config["group.id"])
-        self.member_name = f"{worker_config.worker_id}/{os.getpid()}"
+        # unique among runtimes of one process too (they share a worker_id when none serves REST)
+        self.member_name = f"{worker_config.worker_id}/{os.getpid()}/{uuid.uuid4().hex[:6]}"
         self._client_config = worker_config.client_config()
         self._consumer = Consumer({
             **self._client_config, "group.id": self.group, "client.id": self.member_name,
@@ -94,7 +96,7 @@ class GroupMembership:
             return self._role
 
     def leader(self, timeout: float = 5.0) -> str | None:
-        """The leading member's name (``{worker_id}/{pid}``), asked of the coordinator; None if none holds it."""
+        """The leading member's name (``{worker_id}/{pid}/{suffix}``), asked of the coordinator; None if none holds it."""
         for member in self.members(timeout):
             if member["leader"]:
                 return member["name"]
@@ -102,10 +104,12 @@ class GroupMembership:
 
     def members(self, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Every member as the coordinator describes it: ``name``, ``host``, ``leader``."""
+        # A new client each time: a long-lived one whose DescribeGroups requests time out (broker trouble, a busy
+        # machine) aborts the process (librdkafka issue 4605, rd_kafka_enq_once_del_source_return's assertion).
         admin = AdminClient({**self._client_config, "logger": client_logger("admin")})
         try:
             described = admin.describe_consumer_groups([self.group], request_timeout=timeout)[self.group]
-            group = described.result(timeout)
+            group = described.result(timeout + 5)  # the request ends first: nothing is left pending in the client
         except KafkaException:
             return []
         out = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 from collections.abc import Mapping, Sequence
 
 from connect_magics.runtime.config.exactly_once import exactly_once_enabled
@@ -56,10 +57,10 @@ def reserve_task_clients(what: str, count: int) -> Reservation:
     return client_limit.reserve(count, lambda needed, left: client_limit.limit_message(what, needed, left))
 
 
-def check_connectors_fit(needs: Sequence[tuple[str, int, int]]) -> None:
+def check_connectors_fit(needs: Sequence[tuple[str, float, int]]) -> None:
     """:func:`check_connector_fits` for connectors created together (``(name, tasks, per_task)`` each): all their
     tasks must fit; the error names the first connector that does not."""
-    total = sum(tasks * per_task for _, tasks, per_task in needs)
+    total = math.ceil(sum(tasks * per_task for _, tasks, per_task in needs))  # tasks: a share, in a group
     left = _available(total)
     if left is None or left >= total:
         return

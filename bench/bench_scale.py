@@ -1,0 +1,237 @@
+"""Many connectors over a group of worker processes (issue 30): tasks spread over the workers, one run.
+
+Run:  python bench/bench_scale.py [--connectors 1000] [--tasks 2] [--workers 4] [--bootstrap HOST:PORT]
+
+Starts an embedded broker unless --bootstrap is given, then ``--workers`` ``connect-magics worker`` processes of
+one new group (``session.timeout.ms`` 6 s, ``scheduled.rebalance.max.delay.ms`` 2 s, offsets flushed every
+second). Every connector is a SequenceSource with ``--tasks`` tasks writing one small record a second per task
+to one topic. Measured, in order:
+
+1. create rate: ``POST /connectors`` one at a time to the leader's REST API (what Kafka Connect's clients do),
+   then the time until every task is RUNNING, and how the tasks are spread (per worker);
+2. resident memory and threads of each worker process, per task it runs;
+3. status latency: ``GET /connectors?expand=status`` (every connector's status, one call) on a follower;
+4. a killed worker (SIGKILL): the time until its tasks are RUNNING on the others (bound: session timeout +
+   delay + one look of the leader, 1 s);
+5. a group restart: every worker stopped (SIGTERM) and started again at its address; the time from the first
+   start until every task is RUNNING again.
+
+The baseline of each time is what the group cannot do faster: 1. the bare broker round trips of a create (two
+transactions read back), measured by bench/bench_bulk.py; 4. session timeout + delay; 5. a worker's start-up
+alone (its REST API answering), measured here for the first worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+SESSION_MS, DELAY_MS = 6000, 2000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rest(url: str, method: str = "GET", body: Any = None, timeout: float = 60.0) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            text = answer.read()
+            return answer.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)  # a benchmark polling a REST API, not a test's synchronisation
+
+
+class Worker:
+    def __init__(self, bootstrap: str, group: str, port: int, config: str) -> None:
+        self.port, self.url = port, f"http://127.0.0.1:{port}"
+        self.worker_id = f"{socket.gethostname()}:{port}"
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-m", "connect_magics.cli", "worker", "--bootstrap-servers",
+                                      bootstrap, "--group-id", group, "--rest-port", str(port), "--config", config],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ready(self) -> bool:
+        try:
+            return rest(self.url + "/", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def usage(self) -> tuple[float, int]:
+        """Resident MB and threads of the process."""
+        fields = dict(line.split(":", 1) for line in open(f"/proc/{self.proc.pid}/status"))
+        return int(fields["VmRSS"].split()[0]) / 1024, int(fields["Threads"])
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def placement(url: str) -> dict[tuple[str, int], str | None] | None:
+    """Every task's worker while RUNNING (None otherwise), from one expanded status call."""
+    try:
+        status, body = rest(url + "/connectors?expand=status", timeout=30)
+    except OSError:
+        return None
+    if status != 200:
+        return None
+    out = {}
+    for name, entry in body.items():
+        for task in entry["status"]["tasks"]:
+            out[(name, task["id"])] = task["worker_id"] if task["state"] == "RUNNING" else None
+    return out
+
+
+def all_running(url: str, tasks: int, exclude: str | None = None) -> Callable[[], dict | None]:
+    def check() -> dict | None:
+        placed = placement(url)
+        if placed is None or len(placed) != tasks or None in placed.values() or exclude in placed.values():
+            return None
+        return placed
+    return check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--connectors", type=int, default=1000)
+    parser.add_argument("--tasks", type=int, default=2, help="tasks per connector")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--bootstrap")
+    args = parser.parse_args()
+    broker = None
+    if args.bootstrap is None:
+        from connect_magics.local import EmbeddedBroker
+
+        broker = EmbeddedBroker(data_dir=tempfile.mkdtemp(prefix="bench-scale-"))
+        broker.start()
+    bootstrap = args.bootstrap or broker.bootstrap_servers
+    group, topic = f"scale-{uuid.uuid4().hex[:8]}", f"scale-{uuid.uuid4().hex[:8]}"
+    config = tempfile.NamedTemporaryFile("w", suffix=".properties", delete=False)
+    config.write(f"session.timeout.ms={SESSION_MS}\nheartbeat.interval.ms=1000\n"
+                 f"scheduled.rebalance.max.delay.ms={DELAY_MS}\noffset.flush.interval.ms=1000\n"
+                 "leader.request.timeout.ms=120000\n")
+    config.close()
+    total = args.connectors * args.tasks
+    rows: list[tuple[str, str, str]] = []
+    workers: list[Worker] = []
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # kept: a collected client cancels its requests
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+        ports = [free_port() for _ in range(args.workers)]
+        for port in ports:  # one after the other: the first leads
+            workers.append(Worker(bootstrap, group, port, config.name))
+            wait_for(workers[-1].ready, 120, f"worker {port}")
+            if len(workers) == 1:
+                rows.append(("worker start-up (REST API answering)", f"{time.monotonic() - workers[0].started:.1f} s",
+                             "baseline of the restart"))
+        leader = workers[0]
+
+        # 1. create rate
+        times = []
+        for i in range(args.connectors):
+            body = {"name": f"seq-{i}", "config": {
+                "connector.class": "SequenceSource", "topic": topic, "tasks.max": str(args.tasks), "rate": "1",
+                "batch.size": "1", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false"}}
+            start = time.perf_counter()
+            status, answer = rest(leader.url + "/connectors", "POST", body)
+            times.append(time.perf_counter() - start)
+            if status != 201:
+                raise RuntimeError(f"creating seq-{i}: {status} {answer}")
+        created = time.monotonic()
+        rows.append((f"create {args.connectors} connectors one at a time (REST)",
+                     f"{sum(times):.1f} s, {args.connectors / sum(times):.0f}/s",
+                     f"p50 {statistics.median(times) * 1000:.0f} ms, "
+                     f"p95 {sorted(times)[int(len(times) * 0.95)] * 1000:.0f} ms"))
+        placed = wait_for(all_running(workers[-1].url, total), 600, "every task RUNNING")
+        counts = collections.Counter(placed.values())
+        rows.append((f"all {total} tasks RUNNING after the last create", f"{time.monotonic() - created:.1f} s",
+                     "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
+
+        # 2. memory and threads
+        for w in workers:
+            rss, threads = w.usage()
+            n = max(1, counts[w.worker_id])
+            rows.append((f"worker :{w.port} ({counts[w.worker_id]} tasks)", f"{rss:.0f} MB, {threads} threads",
+                         f"{rss / n:.2f} MB and {threads / n:.1f} threads per task"))
+
+        # 3. status latency on a follower
+        latencies = []
+        for _ in range(5):
+            start = time.perf_counter()
+            placement(workers[-1].url)
+            latencies.append(time.perf_counter() - start)
+        rows.append(("GET /connectors?expand=status on a follower", f"{statistics.median(latencies) * 1000:.0f} ms",
+                     f"median of 5, {args.connectors} connectors"))
+
+        # 4. a killed worker
+        victim = workers[-1]
+        moved = counts[victim.worker_id]
+        victim.stop(signal.SIGKILL)
+        killed = time.monotonic()
+        wait_for(all_running(leader.url, total, exclude=victim.worker_id), 600, "the killed worker's tasks elsewhere")
+        rows.append((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{time.monotonic() - killed:.1f} s",
+                     f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s"))
+        workers[-1] = Worker(bootstrap, group, victim.port, config.name)
+        wait_for(workers[-1].ready, 120, "the killed worker back")
+
+        # 5. a group restart
+        for w in workers:
+            w.stop()
+        restarted = time.monotonic()
+        workers = [Worker(bootstrap, group, port, config.name) for port in ports]
+        wait_for(all_running(workers[0].url, total), 900, "every task RUNNING after the restart")
+        counts = collections.Counter(placement(workers[0].url).values())
+        rows.append((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
+                     f"{time.monotonic() - restarted:.1f} s",
+                     "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
+    finally:
+        for w in workers:
+            w.stop(signal.SIGKILL)
+        os.unlink(config.name)
+        if broker is not None:
+            broker.stop()
+    print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers "
+          f"({os.cpu_count()} cores, shared)\n")
+    width = max(len(r[0]) for r in rows)
+    for what, value, note in rows:
+        print(f"{what:<{width}}  {value:>22}  {note}")
+
+
+if __name__ == "__main__":
+    main()
