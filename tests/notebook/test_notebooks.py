@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.notebook
 @pytest.mark.parametrize("notebook", ["quickstart.ipynb", "02-offsets.ipynb", "03-topic-creation.ipynb",
                                       "04-plugin-versions.ipynb", "05-spark.ipynb", "06-secured-cluster.ipynb",
-                                      "07-schema-registry.ipynb"])
+                                      "07-schema-registry.ipynb", "08-database-pipeline.ipynb"])
 def test_notebook_runs_with_nbval(notebook: str) -> None:
     """Every cell runs; cells marked NBVAL_CHECK_OUTPUT give the stored outputs (stdout and stderr too), once
     ports, temporary paths, timestamps and ids are replaced as notebooks/nbval-sanitize.cfg says."""
