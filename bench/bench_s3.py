@@ -1,0 +1,141 @@
+"""The S3 sink against a bare pyarrow writer loop, in the same run, on the same topic and S3 API server.
+
+Run:  python bench/bench_s3.py [--records 100000] [--flush-size 5000] [--bootstrap HOST:PORT]
+
+moto's S3 server runs in this process (as tests/s3_server.py starts it) and, unless ``--bootstrap`` is given,
+the embedded broker is started. ``--records`` JSON-with-schema records (id, customer, amount, note) are
+produced to a one-partition topic, then
+
+* a bare loop consumes them with confluent-kafka, decodes each value with ``json.loads``, and writes every
+  ``--flush-size`` rows as one Parquet object with pyarrow (``Table.from_pylist``, ``pq.write_table``) through
+  s3fs: records/s from the first poll to the last object written;
+* the S3 sink (``io.confluent.connect.s3.format.parquet.ParquetFormat``, ``flush.size`` the same) reads the
+  topic into the same bucket: records/s from the connector's creation until every object exists.
+
+Prints one table with the ratio (aim in issue 28: >= 0.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import socket
+import tempfile
+import time
+import uuid
+
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
+import s3fs
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from moto.server import ThreadedMotoServer
+
+from connect_magics import ConnectRuntime
+from connect_magics.local import EmbeddedBroker
+
+KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+SCHEMA = {"type": "struct", "optional": False, "fields": [
+    {"field": "id", "type": "int64", "optional": False}, {"field": "customer", "type": "string", "optional": False},
+    {"field": "amount", "type": "double", "optional": False}, {"field": "note", "type": "string", "optional": True}]}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def produce(bootstrap: str, topic: str, n: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for i in range(n):
+        value = {"schema": SCHEMA, "payload": {"id": i, "customer": f"c{i % 97}", "amount": i * 0.5,
+                                               "note": None if i % 3 else f"note {i}"}}
+        while True:
+            try:
+                producer.produce(topic, json.dumps(value).encode())
+                break
+            except BufferError:
+                producer.poll(0.05)
+    assert producer.flush(60) == 0
+
+
+def bare_loop(bootstrap: str, topic: str, n: int, flush: int, fs: s3fs.S3FileSystem, bucket: str) -> float:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex[:6]}",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    rows: list[dict] = []
+    seen, start = 0, time.perf_counter()
+    while seen < n:
+        for m in consumer.consume(10_000, timeout=1.0):
+            if m.error() is None:
+                rows.append(json.loads(m.value())["payload"])
+                seen += 1
+                if len(rows) == flush:
+                    with fs.open(f"{bucket}/bare/{topic}+0+{seen - flush:010d}.snappy.parquet", "wb") as f:
+                        pq.write_table(pa.Table.from_pylist(rows), f)
+                    rows = []
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    return elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--flush-size", type=int, default=5_000)
+    ap.add_argument("--bootstrap")
+    args = ap.parse_args()
+    n, flush = args.records, args.flush_size
+    broker = None
+    if args.bootstrap is None:
+        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="s3-bench-broker-"))
+        broker.start()
+    bootstrap = args.bootstrap or broker.bootstrap_servers
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        client = boto3.client("s3", endpoint_url=url, region_name="us-east-1", **KEYS)
+        bucket = "bench"
+        client.create_bucket(Bucket=bucket)
+        fs = s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": url})
+        run = uuid.uuid4().hex[:8]
+        topic = f"s3-bench-{run}"
+        produce(bootstrap, topic, n)
+        bare_s = bare_loop(bootstrap, topic, n, flush, fs, bucket)
+
+        def sink_objects() -> int:
+            listed = client.list_objects_v2(Bucket=bucket, Prefix=f"topics/{topic}/")
+            return listed.get("KeyCount", 0)
+
+        with ConnectRuntime(bootstrap, f"s3-bench-{run}") as rt:
+            start = time.perf_counter()
+            rt.create_connector("s3", {
+                "connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": topic,
+                "s3.bucket.name": bucket, "store.url": url, "s3.region": "us-east-1",
+                "aws.access.key.id": "testing", "aws.secret.access.key": "testing", "flush.size": str(flush),
+                "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "consumer.override.max.poll.records": "10000"})
+            while sink_objects() < n // flush:
+                time.sleep(0.05)  # the benchmark's polling interval
+            sink_s = time.perf_counter() - start
+    finally:
+        server.stop()
+        if broker is not None:
+            broker.stop()
+    print(f"{n} records, flush.size {flush} (Parquet, snappy), moto S3 API")
+    print(f"{'':56} {'records/s':>10} {'ratio':>7}")
+    print(f"{'bare loop: consume, json.loads, pyarrow Parquet via s3fs':56} {n / bare_s:>10,.0f} {'1.00':>7}")
+    print(f"{'S3 sink, ParquetFormat (JsonConverter with schemas)':56} {n / sink_s:>10,.0f} {bare_s / sink_s:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
