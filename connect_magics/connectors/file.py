@@ -340,9 +340,10 @@ class FileStreamSourceTask(SourceTask):
             self._next += len(lines)
             positions = itertools.accumulate(map(len, lines), initial=self._position)
             next(positions)
-            records.extend(SourceRecord(partition, {POSITION_FIELD: position}, topic, None, None, None, STRING_SCHEMA,
-                                        line.rstrip(b"\r\n").decode("utf-8", errors="replace"), timestamp)
-                           for line, position in zip(lines, positions, strict=True))
+            # a list comprehension and positional arguments: a tenth of a record's cost less than a generator
+            records += [SourceRecord(partition, {POSITION_FIELD: position}, topic, None, None, None, STRING_SCHEMA,
+                                     line.rstrip(b"\r\n").decode("utf-8", "replace"), timestamp)
+                        for line, position in zip(lines, positions, strict=True)]
             self._position = records[-1].source_offset[POSITION_FIELD]  # type: ignore[index]
 
     def stop(self) -> None:
