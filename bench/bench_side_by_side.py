@@ -1,7 +1,7 @@
 """connect_magics' worker side by side with a real Apache Kafka Connect worker and a bare confluent-kafka loop.
 
 Run:  python bench/bench_side_by_side.py [--records 1000000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
-      [--no-java] [--only PATTERN]
+      [--no-java] [--no-proc] [--only PATTERN[,PATTERN...]]
 
 One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
 (connect_magics.local.connect_worker, the interop suite's oracle) and two ``connect-magics worker``
@@ -11,8 +11,11 @@ connector configs, and measures on the same broker:
 
 - sources: FileStreamSource reading a file of ``--records`` lines of 100 characters into a new topic
   (StringConverter, JsonConverter with and without schemas; ByteArrayConverter cannot take the
-  source's STRING values, in Java as here); SequenceSource (ours only: Apache Kafka's jars have no
-  generator whose tasks do not print every record) with 1 and 4 tasks;
+  source's STRING values, in Java as here); for ByteArrayConverter, ``LinesBytesSource`` (ours only, a
+  ``plugin.path`` installation this bench writes): the same file's lines as schemaless bytes, each record
+  with its position as offset and the poll's time as timestamp, as FileStreamSource's; SequenceSource
+  (ours only: Apache Kafka's jars have no generator whose tasks do not print every record) with 1 and 4
+  tasks;
 - sinks: FileStreamSink writing a pre-filled topic (1 or 4 partitions; values encoded for each
   converter) to a file, with 1 and 4 tasks, for the four converters. The verifying sink keeps its
   records in the worker's memory, where a separate process cannot time it: it is not measured.
@@ -71,6 +74,58 @@ ENCODED = {"String": TEXT.encode(), "ByteArray": TEXT.encode(), "Json": json.dum
            "Json+schema": b'{"schema":{"type":"string","optional":false},"payload":"' + TEXT.encode() + b'"}'}
 TIMEOUT = 300.0
 
+# A plugin.path installation for the ByteArray source case: FileStreamSource's work without its decoding.
+LINES_BYTES_PLUGIN = '''
+import itertools
+import time
+
+from connect_magics.api import SourceConnector, SourceRecord, SourceTask
+
+
+class LinesBytesSourceTask(SourceTask):
+    """A file's lines (without their newline) as schemaless bytes, 2,000 a poll, offsets as FileStreamSource's."""
+
+    def version(self):
+        return "1"
+
+    def start(self, props):
+        self.topic, self.partition, self.position = props["topic"], {"filename": props["file"]}, 0
+        self.stream = open(props["file"], "rb")
+
+    def poll(self):
+        lines = self.stream.readlines(2000 * 101)
+        if not lines:
+            time.sleep(0.1)
+            return None
+        timestamp, partition, topic = int(time.time() * 1000), self.partition, self.topic
+        positions = itertools.accumulate(map(len, lines), initial=self.position)
+        next(positions)
+        records = [SourceRecord(partition, {"position": p}, topic, None, None, None, None, line.rstrip(b"\\r\\n"),
+                                timestamp) for line, p in zip(lines, positions, strict=True)]
+        self.position = records[-1].source_offset["position"]
+        return records
+
+    def stop(self):
+        self.stream.close()
+
+
+class LinesBytesSource(SourceConnector):
+    def version(self):
+        return "1"
+
+    def start(self, props):
+        self.props = props
+
+    def task_class(self):
+        return LinesBytesSourceTask
+
+    def task_configs(self, max_tasks):
+        return [dict(self.props)]
+
+    def stop(self):
+        pass
+'''
+
 
 @dataclass(frozen=True)
 class Case:
@@ -90,6 +145,7 @@ class Case:
 
 def all_cases() -> list[Case]:
     cases = [Case("source", "file", c, 1) for c in ("String", "Json", "Json+schema")]
+    cases += [Case("source", "lines", "ByteArray", 1)]
     cases += [Case("source", "sequence", "Json", t) for t in (1, 4)]
     cases += [Case("sink", "file", c, t) for t in (1, 4) for c in CONVERTERS]
     return cases
@@ -136,7 +192,10 @@ class MagicsWorker:
     def __init__(self, bootstrap: str, group: str, data_dir: Path, executor: str) -> None:
         self.port = free_port()
         props = data_dir / f"magics-worker-{executor}.properties"
-        props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\n")
+        plugins = data_dir / "plugins"
+        (plugins / "bench-lines").mkdir(parents=True, exist_ok=True)
+        (plugins / "bench-lines" / "bench_lines.py").write_text(LINES_BYTES_PLUGIN)
+        props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\nplugin.path={plugins}\n")
         self.out = open(data_dir / f"magics-worker-{executor}.out", "wb")  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "import sys; from connect_magics.cli import main; sys.exit(main())", "worker",
@@ -343,10 +402,13 @@ class Bench:
             topic = make_topic(self.admin, f"src-{tag}", 1)
             if system == "bare":
                 return bare_source(self.bootstrap, topic, self.source_file, self.n)
-            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-                      "file": str(self.source_file), "topic": topic} if case.connector == "file" else \
-                {"connector.class": "SequenceSourceConnector", "topic": topic, "records": str(self.n // case.tasks),
-                 "value.size": "70", "key.mode": "none"}
+            if case.connector in ("file", "lines"):
+                config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector"
+                          if case.connector == "file" else "LinesBytesSource",
+                          "file": str(self.source_file), "topic": topic}
+            else:
+                config = {"connector.class": "SequenceSourceConnector", "topic": topic,
+                          "records": str(self.n // case.tasks), "value.size": "70", "key.mode": "none"}
             measure = lambda: self.count(topic, 1)  # noqa: E731
         else:
             topic = self.sink_topic(case.converter, case.tasks)
@@ -371,6 +433,13 @@ class Bench:
             rest.delete(name)
 
 
+def _ratios(mine: list[float], other: list[float]) -> str:
+    """The ratio of the medians, and the range of the per-round ratios (both ran once in each round)."""
+    per_round = [m / o for m, o in zip(mine, other, strict=True)]
+    spread = f" ({min(per_round):.2f}-{max(per_round):.2f})" if len(per_round) > 1 else ""
+    return f"{statistics.median(mine) / statistics.median(other):.2f}{spread}"
+
+
 def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems: list[str]) -> str:
     med = {k: statistics.median(v) for k, v in rates.items() if v}
     mine = [s for s in systems if s.startswith("ours")]
@@ -379,7 +448,7 @@ def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems
              "|---" * (len(systems) + len(pairs) + 1) + "|"]
     for case in cases:
         cells = [f"{med[(case, s)]:,.0f}" if (case, s) in med else "-" for s in systems]
-        ratios = [f"{med[(case, m)] / med[(case, s)]:.2f}" if (case, m) in med and (case, s) in med else "-"
+        ratios = [_ratios(rates[(case, m)], rates[(case, s)]) if (case, m) in med and (case, s) in med else "-"
                   for m, s in pairs]
         lines.append(f"| {case.label} | {' | '.join(cells + ratios)} |")
     return "\n".join(lines)
@@ -392,14 +461,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--bootstrap")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, two cases")
     ap.add_argument("--no-java", action="store_true", help="without the Java worker")
-    ap.add_argument("--only", help="only the cases whose label contains this text")
+    ap.add_argument("--only", help="only the cases whose label contains this text (or one of these, comma-separated)")
+    ap.add_argument("--no-proc", action="store_true", help="without the worker running each task in a process")
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.rounds = min(args.records, 20_000), 1
     cases = QUICK if args.quick else all_cases()
     if args.only:
-        cases = [c for c in cases if args.only in c.label]
-    systems = ["bare", "bare/task", "ours", "ours/proc"] + ([] if args.no_java else ["java"])
+        cases = [c for c in cases if any(pattern in c.label for pattern in args.only.split(","))]
+    systems = ["bare", "bare/task", "ours"] + ([] if args.no_proc else ["ours/proc"]) + ([] if args.no_java else ["java"])
     data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
     broker = java = bench = None
     magics: list[MagicsWorker] = []
@@ -414,6 +484,8 @@ def main(argv: list[str] | None = None) -> None:
         tag = uuid.uuid4().hex[:6]
         workers = {}
         for system, executor in (("ours", "threads"), ("ours/proc", "processes")):
+            if system not in systems:
+                continue
             magics.append(MagicsWorker(bootstrap, f"bench-magics-{executor}-{tag}", data, executor))
             workers[system] = magics[-1].rest
         if not args.no_java:
@@ -433,7 +505,8 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"round {r + 1} {case.label:<28} {system:<10} {rate:>12,.0f} r/s", flush=True)
         print()
         print(table(cases, rates, systems))
-        print(f"\n(medians of {args.rounds} interleaved rounds; {args.records:,} records of {CHARS} characters; "
+        print(f"\n(medians of {args.rounds} interleaved rounds, in brackets the range of the per-round ratios; "
+              f"{args.records:,} records of {CHARS} characters; "
               "connect-magics workers (tasks on threads; ours/proc: a process per task) and Java ConnectDistributed "
               "over REST, the bare loops in the bench process)")
     finally:

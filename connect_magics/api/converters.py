@@ -407,10 +407,13 @@ class JsonConverter(_DualConverter):
     # -- Connect -> bytes
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: Headers | None = None) -> bytes | None:
-        if schema is None and value is None:
-            return None
         if value.__class__ is str and (schema is None or schema is STRING_SCHEMA or schema is OPTIONAL_STRING_SCHEMA):
-            payload = _quote(value)  # what the two calls below give a plain string, sooner
+            # what the two calls below give a plain string, sooner; sooner still for one with nothing to escape
+            # (no control character, quote or backslash: printable, and neither in it)
+            payload = '"' + value + '"' if value.isprintable() and '"' not in value and "\\" not in value \
+                else _quote(value)
+        elif schema is None and value is None:
+            return None
         else:
             payload = _dump(self._to_json(schema, value))
         if not self.schemas_enabled:
