@@ -73,6 +73,7 @@ CONVERTERS: dict[str, dict[str, str]] = {
 ENCODED = {"String": TEXT.encode(), "ByteArray": TEXT.encode(), "Json": json.dumps(TEXT).encode(),
            "Json+schema": b'{"schema":{"type":"string","optional":false},"payload":"' + TEXT.encode() + b'"}'}
 TIMEOUT = 300.0
+CPU_PER_RECORD: list[float] = []  # sources: the last run's CPU seconds per record (the bare loop's, or the worker's)
 
 # A plugin.path installation for the ByteArray source case: FileStreamSource's work without its decoding.
 LINES_BYTES_PLUGIN = '''
@@ -151,7 +152,8 @@ def all_cases() -> list[Case]:
     return cases
 
 
-QUICK = [Case("source", "file", "String", 1), Case("sink", "file", "Json+schema", 1)]
+QUICK = [Case("source", "file", "String", 1), Case("source", "lines", "ByteArray", 1),
+         Case("sink", "file", "Json+schema", 1)]
 
 
 # ------------------------------------------------------------------------------------------ workers
@@ -237,8 +239,15 @@ def fill_topic(bootstrap: str, topic: str, partitions: int, value: bytes, n: int
     assert p.flush(120) == 0
 
 
-def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
-    """Records per second from the first record ``count()`` reports to the n-th."""
+def process_cpu(pid: int) -> float:
+    """The CPU seconds (user and system, all threads) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_progress(count: Callable[[], int], n: int, what: str, cpu: Callable[[], float] | None = None) -> float:
+    """Records per second from the first record ``count()`` reports to the n-th; with ``cpu`` (a process's CPU
+    seconds so far), the CPU time per record over the same span goes to ``CPU_PER_RECORD``."""
     deadline = time.monotonic() + TIMEOUT
     first = 0
     while first == 0:
@@ -248,6 +257,7 @@ def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
         if first == 0:
             time.sleep(0.005)
     start = time.perf_counter()
+    cpu_start = cpu() if cpu is not None else 0.0
     done = first
     while done < n:
         time.sleep(0.01)
@@ -255,6 +265,8 @@ def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: {done} of {n} records after {TIMEOUT:.0f} s")
     elapsed = time.perf_counter() - start
+    if cpu is not None and n > first:
+        CPU_PER_RECORD.append((cpu() - cpu_start) / (n - first))
     return (n - first) / elapsed if elapsed > 0 and n > first else float("nan")
 
 
@@ -307,7 +319,7 @@ class EndOffsets:
 def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
     p.list_topics(topic, timeout=30)  # connected, as the workers' producers are when their first record comes
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with open(source_file, "rb") as f:
         for line in f:
             while True:
@@ -318,6 +330,7 @@ def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
                     p.poll(0.01)
             p.poll(0)
     assert p.flush(120) == 0
+    CPU_PER_RECORD.append((time.process_time() - cpu_start) / n)  # this process: the loop and its client's threads
     return n / (time.perf_counter() - start)
 
 
@@ -370,8 +383,8 @@ def bare_sink(bootstrap: str, topic: str, n: int, out: Path, consumers: int) -> 
 # ------------------------------------------------------------------------------------------ runs
 
 class Bench:
-    def __init__(self, bootstrap: str, n: int, data: Path, workers: dict[str, Rest]) -> None:
-        self.bootstrap, self.n, self.data, self.workers = bootstrap, n, data, workers
+    def __init__(self, bootstrap: str, n: int, data: Path, workers: dict[str, Rest], pids: dict[str, int]) -> None:
+        self.bootstrap, self.n, self.data, self.workers, self.pids = bootstrap, n, data, workers, pids
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self.count = EndOffsets(bootstrap)
         self.source_file = data / "lines.txt"
@@ -425,7 +438,9 @@ class Bench:
         rest.create(name, config)
         try:
             expected = self.n // case.tasks * case.tasks
-            rate = wait_progress(measure, expected, f"{system} {case.label}")
+            pid = self.pids.get(system) if case.path == "source" else None  # ours/proc: the tasks' own processes
+            rate = wait_progress(measure, expected, f"{system} {case.label}",
+                                 None if pid is None else lambda: process_cpu(pid))
             if isinstance(measure, FileLines) and measure.alike:
                 measure.check(expected)
             return rate
@@ -459,7 +474,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bootstrap")
-    ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, two cases")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, three cases")
     ap.add_argument("--no-java", action="store_true", help="without the Java worker")
     ap.add_argument("--only", help="only the cases whose label contains this text (or one of these, comma-separated)")
     ap.add_argument("--no-proc", action="store_true", help="without the worker running each task in a process")
@@ -482,29 +497,43 @@ def main(argv: list[str] | None = None) -> None:
                                     ).start()
             bootstrap = broker.bootstrap_servers
         tag = uuid.uuid4().hex[:6]
-        workers = {}
+        workers, pids = {}, {}
         for system, executor in (("ours", "threads"), ("ours/proc", "processes")):
             if system not in systems:
                 continue
             magics.append(MagicsWorker(bootstrap, f"bench-magics-{executor}-{tag}", data, executor))
             workers[system] = magics[-1].rest
+            if executor == "threads":
+                pids[system] = magics[-1].proc.pid
         if not args.no_java:
             java = JavaConnectWorker(bootstrap, f"bench-java-{tag}", data / "java",
                                      worker_properties={"offset.flush.interval.ms": "1000"}).start()
             workers["java"] = Rest(java.url)
-        bench = Bench(bootstrap, args.records, data, workers)
+        bench = Bench(bootstrap, args.records, data, workers, pids)
         rates: dict[tuple[Case, str], list[float]] = {}
+        cpu: dict[tuple[Case, str], list[float]] = {}
         for r in range(args.rounds):
             for i, case in enumerate(cases):
                 order = [s for s in systems if (s != "java" or case.java)
                          and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))]
                 shift = (r + i) % len(order)
                 for system in order[shift:] + order[:shift]:
+                    CPU_PER_RECORD.clear()
                     rate = bench.run(case, system)
                     rates.setdefault((case, system), []).append(rate)
+                    if CPU_PER_RECORD:
+                        cpu.setdefault((case, system), []).append(CPU_PER_RECORD[-1])
                     print(f"round {r + 1} {case.label:<28} {system:<10} {rate:>12,.0f} r/s", flush=True)
         print()
         print(table(cases, rates, systems))
+        cpu_cases = [c for c in cases if (c, "bare") in cpu and (c, "ours") in cpu]
+        if cpu_cases:
+            print("\nCPU time per record, in microseconds (sources; the bare loop's process, the threads worker's "
+                  "process, all threads):\n")
+            print("| path | bare | ours | ours / bare |\n|---|---|---|---|")
+            for c in cpu_cases:
+                print(f"| {c.label} | {statistics.median(cpu[(c, 'bare')]) * 1e6:.2f} | "
+                      f"{statistics.median(cpu[(c, 'ours')]) * 1e6:.2f} | {_ratios(cpu[(c, 'ours')], cpu[(c, 'bare')])} |")
         print(f"\n(medians of {args.rounds} interleaved rounds, in brackets the range of the per-round ratios; "
               f"{args.records:,} records of {CHARS} characters; "
               "connect-magics workers (tasks on threads; ours/proc: a process per task) and Java ConnectDistributed "
