@@ -1,7 +1,7 @@
 """connect_magics' worker side by side with a real Apache Kafka Connect worker and a bare confluent-kafka loop.
 
 Run:  python bench/bench_side_by_side.py [--records 1000000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
-      [--no-java] [--no-proc] [--only PATTERN[,PATTERN...]]
+      [--no-java] [--no-proc] [--acked-bare] [--only PATTERN[,PATTERN...]]
 
 One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
 (connect_magics.local.connect_worker, the interop suite's oracle) and two ``connect-magics worker``
@@ -316,20 +316,29 @@ class EndOffsets:
 
 # -------------------------------------------------------------------------------------- bare loops
 
-def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
+def bare_source(bootstrap: str, topic: str, source_file: Path, n: int, acked: bool = False) -> float:
+    """``acked``: with a delivery callback per record counting the acknowledgements (what a source that commits
+    offsets only for acknowledged records needs at least), else only the final flush's count of failures."""
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+    count = [0]
+
+    def delivered(err: KafkaError | None, msg: object) -> None:
+        if err is None:
+            count[0] += 1
+
+    options = {"on_delivery": delivered} if acked else {}
     p.list_topics(topic, timeout=30)  # connected, as the workers' producers are when their first record comes
     start, cpu_start = time.perf_counter(), time.process_time()
     with open(source_file, "rb") as f:
         for line in f:
             while True:
                 try:
-                    p.produce(topic, line[:-1])
+                    p.produce(topic, line[:-1], **options)
                     break
                 except BufferError:
                     p.poll(0.01)
             p.poll(0)
-    assert p.flush(120) == 0
+    assert p.flush(120) == 0 and count[0] == (n if acked else 0)
     CPU_PER_RECORD.append((time.process_time() - cpu_start) / n)  # this process: the loop and its client's threads
     return n / (time.perf_counter() - start)
 
@@ -413,8 +422,8 @@ class Bench:
     def _run(self, case: Case, system: str, tag: str, out: Path) -> float:
         if case.path == "source":
             topic = make_topic(self.admin, f"src-{tag}", 1)
-            if system == "bare":
-                return bare_source(self.bootstrap, topic, self.source_file, self.n)
+            if system in ("bare", "bare+dr"):
+                return bare_source(self.bootstrap, topic, self.source_file, self.n, acked=system == "bare+dr")
             if case.connector in ("file", "lines"):
                 config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector"
                           if case.connector == "file" else "LinesBytesSource",
@@ -450,7 +459,7 @@ class Bench:
 
 def _ratios(mine: list[float], other: list[float]) -> str:
     """The ratio of the medians, and the range of the per-round ratios (both ran once in each round)."""
-    per_round = [m / o for m, o in zip(mine, other, strict=True)]
+    per_round = [m / o for m, o in zip(mine, other, strict=True)] if len(mine) == len(other) else []
     spread = f" ({min(per_round):.2f}-{max(per_round):.2f})" if len(per_round) > 1 else ""
     return f"{statistics.median(mine) / statistics.median(other):.2f}{spread}"
 
@@ -478,13 +487,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-java", action="store_true", help="without the Java worker")
     ap.add_argument("--only", help="only the cases whose label contains this text (or one of these, comma-separated)")
     ap.add_argument("--no-proc", action="store_true", help="without the worker running each task in a process")
+    ap.add_argument("--acked-bare", action="store_true",
+                    help="sources also against bare+dr: the bare loop with a delivery callback per record")
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.rounds = min(args.records, 20_000), 1
     cases = QUICK if args.quick else all_cases()
     if args.only:
         cases = [c for c in cases if any(pattern in c.label for pattern in args.only.split(","))]
-    systems = ["bare", "bare/task", "ours"] + ([] if args.no_proc else ["ours/proc"]) + ([] if args.no_java else ["java"])
+    systems = ["bare"] + (["bare+dr"] if args.acked_bare else []) + ["bare/task", "ours"] \
+        + ([] if args.no_proc else ["ours/proc"]) + ([] if args.no_java else ["java"])
     data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
     broker = java = bench = None
     magics: list[MagicsWorker] = []
@@ -515,7 +527,8 @@ def main(argv: list[str] | None = None) -> None:
         for r in range(args.rounds):
             for i, case in enumerate(cases):
                 order = [s for s in systems if (s != "java" or case.java)
-                         and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))]
+                         and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))
+                         and (s != "bare+dr" or case.path == "source")]
                 shift = (r + i) % len(order)
                 for system in order[shift:] + order[:shift]:
                     CPU_PER_RECORD.clear()
@@ -528,12 +541,15 @@ def main(argv: list[str] | None = None) -> None:
         print(table(cases, rates, systems))
         cpu_cases = [c for c in cases if (c, "bare") in cpu and (c, "ours") in cpu]
         if cpu_cases:
+            bares = [b for b in ("bare", "bare+dr") if (cpu_cases[0], b) in cpu]
             print("\nCPU time per record, in microseconds (sources; the bare loop's process, the threads worker's "
-                  "process, all threads):\n")
-            print("| path | bare | ours | ours / bare |\n|---|---|---|---|")
+                  "process, all threads; a ratio is bare / ours, as for records/s: above 1 is cheaper than bare):\n")
+            print(f"| path | {' | '.join(bares)} | ours | {' | '.join(f'{b} / ours' for b in bares)} |\n"
+                  + "|---" * (2 * len(bares) + 2) + "|")
             for c in cpu_cases:
-                print(f"| {c.label} | {statistics.median(cpu[(c, 'bare')]) * 1e6:.2f} | "
-                      f"{statistics.median(cpu[(c, 'ours')]) * 1e6:.2f} | {_ratios(cpu[(c, 'ours')], cpu[(c, 'bare')])} |")
+                us = [f"{statistics.median(cpu[(c, b)]) * 1e6:.2f}" for b in (*bares, "ours")]
+                print(f"| {c.label} | {' | '.join(us)} | "
+                      f"{' | '.join(_ratios(cpu[(c, b)], cpu[(c, 'ours')]) for b in bares)} |")
         print(f"\n(medians of {args.rounds} interleaved rounds, in brackets the range of the per-round ratios; "
               f"{args.records:,} records of {CHARS} characters; "
               "connect-magics workers (tasks on threads; ours/proc: a process per task) and Java ConnectDistributed "
