@@ -1,7 +1,7 @@
 """connect_magics' worker side by side with a real Apache Kafka Connect worker and a bare confluent-kafka loop.
 
 Run:  python bench/bench_side_by_side.py [--records 1000000] [--rounds 3] [--bootstrap HOST:PORT] [--quick]
-      [--no-java] [--only PATTERN]
+      [--no-java] [--no-proc] [--acked-bare] [--only PATTERN[,PATTERN...]]
 
 One run starts (unless --bootstrap is given) an embedded broker, a Java ``ConnectDistributed`` worker
 (connect_magics.local.connect_worker, the interop suite's oracle) and two ``connect-magics worker``
@@ -11,8 +11,11 @@ connector configs, and measures on the same broker:
 
 - sources: FileStreamSource reading a file of ``--records`` lines of 100 characters into a new topic
   (StringConverter, JsonConverter with and without schemas; ByteArrayConverter cannot take the
-  source's STRING values, in Java as here); SequenceSource (ours only: Apache Kafka's jars have no
-  generator whose tasks do not print every record) with 1 and 4 tasks;
+  source's STRING values, in Java as here); for ByteArrayConverter, ``LinesBytesSource`` (ours only, a
+  ``plugin.path`` installation this bench writes): the same file's lines as schemaless bytes, each record
+  with its position as offset and the poll's time as timestamp, as FileStreamSource's; SequenceSource
+  (ours only: Apache Kafka's jars have no generator whose tasks do not print every record) with 1 and 4
+  tasks;
 - sinks: FileStreamSink writing a pre-filled topic (1 or 4 partitions; values encoded for each
   converter) to a file, with 1 and 4 tasks, for the four converters. The verifying sink keeps its
   records in the worker's memory, where a separate process cannot time it: it is not measured.
@@ -70,6 +73,59 @@ CONVERTERS: dict[str, dict[str, str]] = {
 ENCODED = {"String": TEXT.encode(), "ByteArray": TEXT.encode(), "Json": json.dumps(TEXT).encode(),
            "Json+schema": b'{"schema":{"type":"string","optional":false},"payload":"' + TEXT.encode() + b'"}'}
 TIMEOUT = 300.0
+CPU_PER_RECORD: list[float] = []  # sources: the last run's CPU seconds per record (the bare loop's, or the worker's)
+
+# A plugin.path installation for the ByteArray source case: FileStreamSource's work without its decoding.
+LINES_BYTES_PLUGIN = '''
+import itertools
+import time
+
+from connect_magics.api import SourceConnector, SourceRecord, SourceTask
+
+
+class LinesBytesSourceTask(SourceTask):
+    """A file's lines (without their newline) as schemaless bytes, 2,000 a poll, offsets as FileStreamSource's."""
+
+    def version(self):
+        return "1"
+
+    def start(self, props):
+        self.topic, self.partition, self.position = props["topic"], {"filename": props["file"]}, 0
+        self.stream = open(props["file"], "rb")
+
+    def poll(self):
+        lines = self.stream.readlines(2000 * 101)
+        if not lines:
+            time.sleep(0.1)
+            return None
+        timestamp, partition, topic = int(time.time() * 1000), self.partition, self.topic
+        positions = itertools.accumulate(map(len, lines), initial=self.position)
+        next(positions)
+        records = [SourceRecord(partition, {"position": p}, topic, None, None, None, None, line.rstrip(b"\\r\\n"),
+                                timestamp) for line, p in zip(lines, positions, strict=True)]
+        self.position = records[-1].source_offset["position"]
+        return records
+
+    def stop(self):
+        self.stream.close()
+
+
+class LinesBytesSource(SourceConnector):
+    def version(self):
+        return "1"
+
+    def start(self, props):
+        self.props = props
+
+    def task_class(self):
+        return LinesBytesSourceTask
+
+    def task_configs(self, max_tasks):
+        return [dict(self.props)]
+
+    def stop(self):
+        pass
+'''
 
 
 @dataclass(frozen=True)
@@ -90,12 +146,14 @@ class Case:
 
 def all_cases() -> list[Case]:
     cases = [Case("source", "file", c, 1) for c in ("String", "Json", "Json+schema")]
+    cases += [Case("source", "lines", "ByteArray", 1)]
     cases += [Case("source", "sequence", "Json", t) for t in (1, 4)]
     cases += [Case("sink", "file", c, t) for t in (1, 4) for c in CONVERTERS]
     return cases
 
 
-QUICK = [Case("source", "file", "String", 1), Case("sink", "file", "Json+schema", 1)]
+QUICK = [Case("source", "file", "String", 1), Case("source", "lines", "ByteArray", 1),
+         Case("sink", "file", "Json+schema", 1)]
 
 
 # ------------------------------------------------------------------------------------------ workers
@@ -136,7 +194,10 @@ class MagicsWorker:
     def __init__(self, bootstrap: str, group: str, data_dir: Path, executor: str) -> None:
         self.port = free_port()
         props = data_dir / f"magics-worker-{executor}.properties"
-        props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\n")
+        plugins = data_dir / "plugins"
+        (plugins / "bench-lines").mkdir(parents=True, exist_ok=True)
+        (plugins / "bench-lines" / "bench_lines.py").write_text(LINES_BYTES_PLUGIN)
+        props.write_text(f"offset.flush.interval.ms=1000\nrest.advertised.host.name={HOST}\nplugin.path={plugins}\n")
         self.out = open(data_dir / f"magics-worker-{executor}.out", "wb")  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "import sys; from connect_magics.cli import main; sys.exit(main())", "worker",
@@ -178,8 +239,15 @@ def fill_topic(bootstrap: str, topic: str, partitions: int, value: bytes, n: int
     assert p.flush(120) == 0
 
 
-def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
-    """Records per second from the first record ``count()`` reports to the n-th."""
+def process_cpu(pid: int) -> float:
+    """The CPU seconds (user and system, all threads) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_progress(count: Callable[[], int], n: int, what: str, cpu: Callable[[], float] | None = None) -> float:
+    """Records per second from the first record ``count()`` reports to the n-th; with ``cpu`` (a process's CPU
+    seconds so far), the CPU time per record over the same span goes to ``CPU_PER_RECORD``."""
     deadline = time.monotonic() + TIMEOUT
     first = 0
     while first == 0:
@@ -189,6 +257,7 @@ def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
         if first == 0:
             time.sleep(0.005)
     start = time.perf_counter()
+    cpu_start = cpu() if cpu is not None else 0.0
     done = first
     while done < n:
         time.sleep(0.01)
@@ -196,6 +265,8 @@ def wait_progress(count: Callable[[], int], n: int, what: str) -> float:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: {done} of {n} records after {TIMEOUT:.0f} s")
     elapsed = time.perf_counter() - start
+    if cpu is not None and n > first:
+        CPU_PER_RECORD.append((cpu() - cpu_start) / (n - first))
     return (n - first) / elapsed if elapsed > 0 and n > first else float("nan")
 
 
@@ -245,20 +316,30 @@ class EndOffsets:
 
 # -------------------------------------------------------------------------------------- bare loops
 
-def bare_source(bootstrap: str, topic: str, source_file: Path, n: int) -> float:
+def bare_source(bootstrap: str, topic: str, source_file: Path, n: int, acked: bool = False) -> float:
+    """``acked``: with a delivery callback per record counting the acknowledgements (what a source that commits
+    offsets only for acknowledged records needs at least), else only the final flush's count of failures."""
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+    count = [0]
+
+    def delivered(err: KafkaError | None, msg: object) -> None:
+        if err is None:
+            count[0] += 1
+
+    options = {"on_delivery": delivered} if acked else {}
     p.list_topics(topic, timeout=30)  # connected, as the workers' producers are when their first record comes
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with open(source_file, "rb") as f:
         for line in f:
             while True:
                 try:
-                    p.produce(topic, line[:-1])
+                    p.produce(topic, line[:-1], **options)
                     break
                 except BufferError:
                     p.poll(0.01)
             p.poll(0)
-    assert p.flush(120) == 0
+    assert p.flush(120) == 0 and count[0] == (n if acked else 0)
+    CPU_PER_RECORD.append((time.process_time() - cpu_start) / n)  # this process: the loop and its client's threads
     return n / (time.perf_counter() - start)
 
 
@@ -311,8 +392,8 @@ def bare_sink(bootstrap: str, topic: str, n: int, out: Path, consumers: int) -> 
 # ------------------------------------------------------------------------------------------ runs
 
 class Bench:
-    def __init__(self, bootstrap: str, n: int, data: Path, workers: dict[str, Rest]) -> None:
-        self.bootstrap, self.n, self.data, self.workers = bootstrap, n, data, workers
+    def __init__(self, bootstrap: str, n: int, data: Path, workers: dict[str, Rest], pids: dict[str, int]) -> None:
+        self.bootstrap, self.n, self.data, self.workers, self.pids = bootstrap, n, data, workers, pids
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self.count = EndOffsets(bootstrap)
         self.source_file = data / "lines.txt"
@@ -341,12 +422,15 @@ class Bench:
     def _run(self, case: Case, system: str, tag: str, out: Path) -> float:
         if case.path == "source":
             topic = make_topic(self.admin, f"src-{tag}", 1)
-            if system == "bare":
-                return bare_source(self.bootstrap, topic, self.source_file, self.n)
-            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-                      "file": str(self.source_file), "topic": topic} if case.connector == "file" else \
-                {"connector.class": "SequenceSourceConnector", "topic": topic, "records": str(self.n // case.tasks),
-                 "value.size": "70", "key.mode": "none"}
+            if system in ("bare", "bare+dr"):
+                return bare_source(self.bootstrap, topic, self.source_file, self.n, acked=system == "bare+dr")
+            if case.connector in ("file", "lines"):
+                config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector"
+                          if case.connector == "file" else "LinesBytesSource",
+                          "file": str(self.source_file), "topic": topic}
+            else:
+                config = {"connector.class": "SequenceSourceConnector", "topic": topic,
+                          "records": str(self.n // case.tasks), "value.size": "70", "key.mode": "none"}
             measure = lambda: self.count(topic, 1)  # noqa: E731
         else:
             topic = self.sink_topic(case.converter, case.tasks)
@@ -363,12 +447,21 @@ class Bench:
         rest.create(name, config)
         try:
             expected = self.n // case.tasks * case.tasks
-            rate = wait_progress(measure, expected, f"{system} {case.label}")
+            pid = self.pids.get(system) if case.path == "source" else None  # ours/proc: the tasks' own processes
+            rate = wait_progress(measure, expected, f"{system} {case.label}",
+                                 None if pid is None else lambda: process_cpu(pid))
             if isinstance(measure, FileLines) and measure.alike:
                 measure.check(expected)
             return rate
         finally:
             rest.delete(name)
+
+
+def _ratios(mine: list[float], other: list[float]) -> str:
+    """The ratio of the medians, and the range of the per-round ratios (both ran once in each round)."""
+    per_round = [m / o for m, o in zip(mine, other, strict=True)] if len(mine) == len(other) else []
+    spread = f" ({min(per_round):.2f}-{max(per_round):.2f})" if len(per_round) > 1 else ""
+    return f"{statistics.median(mine) / statistics.median(other):.2f}{spread}"
 
 
 def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems: list[str]) -> str:
@@ -379,7 +472,7 @@ def table(cases: list[Case], rates: dict[tuple[Case, str], list[float]], systems
              "|---" * (len(systems) + len(pairs) + 1) + "|"]
     for case in cases:
         cells = [f"{med[(case, s)]:,.0f}" if (case, s) in med else "-" for s in systems]
-        ratios = [f"{med[(case, m)] / med[(case, s)]:.2f}" if (case, m) in med and (case, s) in med else "-"
+        ratios = [_ratios(rates[(case, m)], rates[(case, s)]) if (case, m) in med and (case, s) in med else "-"
                   for m, s in pairs]
         lines.append(f"| {case.label} | {' | '.join(cells + ratios)} |")
     return "\n".join(lines)
@@ -390,16 +483,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bootstrap")
-    ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, two cases")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 20,000 records, one round, three cases")
     ap.add_argument("--no-java", action="store_true", help="without the Java worker")
-    ap.add_argument("--only", help="only the cases whose label contains this text")
+    ap.add_argument("--only", help="only the cases whose label contains this text (or one of these, comma-separated)")
+    ap.add_argument("--no-proc", action="store_true", help="without the worker running each task in a process")
+    ap.add_argument("--acked-bare", action="store_true",
+                    help="sources also against bare+dr: the bare loop with a delivery callback per record")
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.rounds = min(args.records, 20_000), 1
     cases = QUICK if args.quick else all_cases()
     if args.only:
-        cases = [c for c in cases if args.only in c.label]
-    systems = ["bare", "bare/task", "ours", "ours/proc"] + ([] if args.no_java else ["java"])
+        cases = [c for c in cases if any(pattern in c.label for pattern in args.only.split(","))]
+    systems = ["bare"] + (["bare+dr"] if args.acked_bare else []) + ["bare/task", "ours"] \
+        + ([] if args.no_proc else ["ours/proc"]) + ([] if args.no_java else ["java"])
     data = Path(tempfile.mkdtemp(prefix="bench-side-by-side-"))
     broker = java = bench = None
     magics: list[MagicsWorker] = []
@@ -412,28 +509,49 @@ def main(argv: list[str] | None = None) -> None:
                                     ).start()
             bootstrap = broker.bootstrap_servers
         tag = uuid.uuid4().hex[:6]
-        workers = {}
+        workers, pids = {}, {}
         for system, executor in (("ours", "threads"), ("ours/proc", "processes")):
+            if system not in systems:
+                continue
             magics.append(MagicsWorker(bootstrap, f"bench-magics-{executor}-{tag}", data, executor))
             workers[system] = magics[-1].rest
+            if executor == "threads":
+                pids[system] = magics[-1].proc.pid
         if not args.no_java:
             java = JavaConnectWorker(bootstrap, f"bench-java-{tag}", data / "java",
                                      worker_properties={"offset.flush.interval.ms": "1000"}).start()
             workers["java"] = Rest(java.url)
-        bench = Bench(bootstrap, args.records, data, workers)
+        bench = Bench(bootstrap, args.records, data, workers, pids)
         rates: dict[tuple[Case, str], list[float]] = {}
+        cpu: dict[tuple[Case, str], list[float]] = {}
         for r in range(args.rounds):
             for i, case in enumerate(cases):
                 order = [s for s in systems if (s != "java" or case.java)
-                         and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))]
+                         and (s != "bare/task" or (case.path == "sink" and case.tasks > 1))
+                         and (s != "bare+dr" or case.path == "source")]
                 shift = (r + i) % len(order)
                 for system in order[shift:] + order[:shift]:
+                    CPU_PER_RECORD.clear()
                     rate = bench.run(case, system)
                     rates.setdefault((case, system), []).append(rate)
+                    if CPU_PER_RECORD:
+                        cpu.setdefault((case, system), []).append(CPU_PER_RECORD[-1])
                     print(f"round {r + 1} {case.label:<28} {system:<10} {rate:>12,.0f} r/s", flush=True)
         print()
         print(table(cases, rates, systems))
-        print(f"\n(medians of {args.rounds} interleaved rounds; {args.records:,} records of {CHARS} characters; "
+        cpu_cases = [c for c in cases if (c, "bare") in cpu and (c, "ours") in cpu]
+        if cpu_cases:
+            bares = [b for b in ("bare", "bare+dr") if (cpu_cases[0], b) in cpu]
+            print("\nCPU time per record, in microseconds (sources; the bare loop's process, the threads worker's "
+                  "process, all threads; a ratio is bare / ours, as for records/s: above 1 is cheaper than bare):\n")
+            print(f"| path | {' | '.join(bares)} | ours | {' | '.join(f'{b} / ours' for b in bares)} |\n"
+                  + "|---" * (2 * len(bares) + 2) + "|")
+            for c in cpu_cases:
+                us = [f"{statistics.median(cpu[(c, b)]) * 1e6:.2f}" for b in (*bares, "ours")]
+                print(f"| {c.label} | {' | '.join(us)} | "
+                      f"{' | '.join(_ratios(cpu[(c, b)], cpu[(c, 'ours')]) for b in bares)} |")
+        print(f"\n(medians of {args.rounds} interleaved rounds, in brackets the range of the per-round ratios; "
+              f"{args.records:,} records of {CHARS} characters; "
               "connect-magics workers (tasks on threads; ours/proc: a process per task) and Java ConnectDistributed "
               "over REST, the bare loops in the bench process)")
     finally:

@@ -220,6 +220,9 @@ _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t")
                  ord("\f"): "\\f", ord("\r"): "\\r"})
 
 
+_JSON_ESCAPED = bytes(range(0x20)) + b'"\\'  # the bytes a JSON string escapes
+
+
 def _quote(text: str) -> str:
     quoted = _encode_basestring(text)  # as Jackson's but for \u00xx escapes in lower case (translated then)
     return quoted if "\\u00" not in quoted else '"' + text.translate(_ESCAPES) + '"'
@@ -395,7 +398,7 @@ class JsonConverter(_DualConverter):
         self._readers = LRUCache(size)  # Schema -> payload reader
         self._envelopes = LRUCache(size)  # raw envelope text up to the payload -> (that text, schema, reader)
         self._last_envelope: tuple[bytes, Schema | None, Callable[[Any], Any]] | None = None
-        self._last_written: tuple[Schema | None, str] = (None, "")  # the last schema written, as the envelope's start
+        self._last_written: tuple[Schema | None, bytes] = (None, b"")  # the last schema written, its envelope's start
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in _COMPILED}
@@ -407,19 +410,24 @@ class JsonConverter(_DualConverter):
     # -- Connect -> bytes
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: Headers | None = None) -> bytes | None:
-        if schema is None and value is None:
-            return None
         if value.__class__ is str and (schema is None or schema is STRING_SCHEMA or schema is OPTIONAL_STRING_SCHEMA):
-            payload = _quote(value)  # what the two calls below give a plain string, sooner
+            # What the two calls below give a plain string, sooner; sooner still for one with nothing to escape:
+            # no control character, quote or backslash among its UTF-8 bytes (those of any other character are
+            # all above 0x7f), seen by one C pass over the bytes written anyway.
+            payload = value.encode("utf-8")
+            payload = b'"' + payload + b'"' if len(payload.translate(None, _JSON_ESCAPED)) == len(payload) \
+                else _quote(value).encode("utf-8")
+        elif schema is None and value is None:
+            return None
         else:
-            payload = _dump(self._to_json(schema, value))
+            payload = _dump(self._to_json(schema, value)).encode("utf-8")
         if not self.schemas_enabled:
-            return payload.encode("utf-8")
+            return payload
         last_schema, start = self._last_written
         if schema is not last_schema or last_schema is None:  # schemas are immutable: the same one mostly repeats
-            start = '{"schema":' + self.as_json_schema_text(schema) + ',"payload":'
+            start = ('{"schema":' + self.as_json_schema_text(schema) + ',"payload":').encode("utf-8")
             self._last_written = (schema, start)
-        return (start + payload + "}").encode("utf-8")
+        return start + payload + b"}"
 
     def as_json_schema_text(self, schema: Schema | None) -> str:
         """The serialized JSON form of ``schema`` (``null`` for None), cached."""

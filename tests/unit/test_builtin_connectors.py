@@ -289,6 +289,22 @@ def test_file_source_task_utf8_positions_are_bytes(source_props: dict[str, str])
     task.stop()
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 5, 7, 64])
+def test_file_source_task_plain_and_other_chunks_give_the_same_records(source_props: dict[str, str],
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       chunk: int) -> None:
+    """A chunk of ASCII lines ended by "\\n" is decoded and split in one go, any other line by line: small chunks
+    mix both ways within one file, and the values and byte positions are the same."""
+    monkeypatch.setattr(FileStreamSourceTask, "READ_CHUNK", chunk)
+    Path(source_props["file"]).write_bytes(b"ab\ncd\n" + "\u00e9\n".encode() + b"x\r\ny\n\nlast\n")
+    task = source_task(FileStreamSourceTask, source_props)
+    records = task.poll()
+    assert [r.value for r in records] == ["ab", "cd", "\u00e9", "x", "y", "", "last"]
+    assert [r.source_offset["position"] for r in records] == [3, 6, 9, 12, 14, 15, 20]
+    assert {r.value_schema for r in records} == {STRING_SCHEMA}
+    task.stop()
+
+
 def test_file_source_task_batch_size(source_props: dict[str, str]) -> None:
     line = b"Neque porro quisquam est qui dolorem ipsum quia dolor sit amet, consectetur, adipisci velit...\n"
     Path(source_props["file"]).write_bytes(line * 10_000)

@@ -210,3 +210,26 @@ def test_to_connect_column_is_to_connect_data_for_each(configs, datas):
 def test_to_connect_column_raises_as_to_connect_data(configs, bad, message):
     with pytest.raises(DataException, match=message):
         json_converter(**configs).to_connect_column(TOPIC, [b'{"schema":null,"payload":1}', bad])
+
+
+@pytest.mark.parametrize("text", ["x" * 100, "", "é日本", 'a"b', "a\\b", "tab\there", "nul\x00", "del\x7f",
+                                  "line\u2028sep", "\x1f", "\ud800"])
+@pytest.mark.parametrize("schema", [None, STRING_SCHEMA, OPTIONAL_STRING_SCHEMA])
+@pytest.mark.parametrize("schemas", ["true", "false"])
+def test_strings_are_written_as_the_general_path_writes_them(text, schema, schemas):
+    """A string with nothing to escape is quoted as it is; any other takes the escaping path: the same bytes."""
+    c = JsonConverter()
+    c.configure({"schemas.enable": schemas}, is_key=False)
+    payload = '"' + text.translate(_ESCAPES_JACKSON) + '"'
+    start = "" if schemas == "false" else '{"schema":' + c.as_json_schema_text(schema) + ',"payload":'
+    expected = start + payload + ("" if schemas == "false" else "}")
+    if text == "\ud800":  # a lone surrogate cannot be written in UTF-8, on either path
+        with pytest.raises(UnicodeEncodeError):
+            c.from_connect_data(TOPIC, schema, text)
+        return
+    assert c.from_connect_data(TOPIC, schema, text) == expected.encode()
+
+
+_ESCAPES_JACKSON = {i: f"\\u{i:04X}" for i in range(0x20)} | {
+    ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n", ord("\f"): "\\f",
+    ord("\r"): "\\r"}
