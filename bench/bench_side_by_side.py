@@ -239,6 +239,9 @@ def fill_topic(bootstrap: str, topic: str, partitions: int, value: bytes, n: int
     assert p.flush(120) == 0
 
 
+CPU_TICKS_WORTH = 5  # a span that used fewer of the kernel's CPU ticks gives no CPU figure
+
+
 def process_cpu(pid: int) -> float:
     """The CPU seconds (user and system, all threads) process ``pid`` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -265,8 +268,9 @@ def wait_progress(count: Callable[[], int], n: int, what: str, cpu: Callable[[],
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: {done} of {n} records after {TIMEOUT:.0f} s")
     elapsed = time.perf_counter() - start
-    if cpu is not None and n > first:
-        CPU_PER_RECORD.append((cpu() - cpu_start) / (n - first))
+    used = cpu() - cpu_start if cpu is not None else 0.0
+    if used >= CPU_TICKS_WORTH / os.sysconf("SC_CLK_TCK") and n > first:  # fewer ticks are no measure
+        CPU_PER_RECORD.append(used / (n - first))
     return (n - first) / elapsed if elapsed > 0 and n > first else float("nan")
 
 

@@ -125,7 +125,8 @@ def test_bad_rewinds_are_refused_and_change_nothing(rt: ConnectRuntime, bootstra
     file_sink(rt, name, topic, out)
     all_consumed(rt, name, topic, out, 3, 1)
     source = f"rewind-src-{uuid.uuid4().hex[:6]}"
-    rt.create_connector(source, {"connector.class": "FileStreamSource", "file": str(out), "topic": topic})
+    rt.create_connector(source, {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"),
+                                  "topic": f"{topic}-src"})
     cases = [
         (lambda: rt.rewind(name), 400, "one of 'to' (a time) or 'by' (a duration)"),
         (lambda: rt.rewind(name, to="2026-01-01", by="1h"), 400, "one of 'to' (a time) or 'by' (a duration)"),
