@@ -1,12 +1,12 @@
 """Spark: the task executor on a SparkSession, topics and offsets as DataFrames, Spark's Kafka source.
 
-Spark is optional: ``pip install 'connect-magics[spark]'`` (or the pyspark a platform provides, 4.x).
+Spark is optional: ``pip install 'connect-magics[spark]'`` (or the pyspark a platform provides, 3.5 or 4.x).
 Everything else (the runtime, the magics, the REST worker, the threads and processes executors) runs without it.
 """
 
 from __future__ import annotations
 
-__all__ = ["require_pyspark"]
+__all__ = ["pyspark_major", "require_pyspark"]
 
 
 def require_pyspark(what: str) -> None:
@@ -17,5 +17,16 @@ def require_pyspark(what: str) -> None:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        raise ImportError(f"{what} needs pyspark (4.x), which is not installed: pip install "
+        raise ImportError(f"{what} needs pyspark (3.5 or 4.x), which is not installed: pip install "
                           "'connect-magics[spark]', or use the Spark your platform provides") from None
+
+
+def pyspark_major() -> int:
+    """The major version of the installed pyspark (3 or 4), for what Spark 3.5 does differently.
+
+    >>> pyspark_major() in (3, 4)
+    True
+    """
+    from pyspark import __version__
+
+    return int(__version__.split(".")[0])

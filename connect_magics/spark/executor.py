@@ -23,6 +23,7 @@ from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.executors.hosted import HostedExecutor, HostedTaskHandle, first_line
 from connect_magics.runtime.plugins.registry import Plugins
 from connect_magics.runtime.worker.task_factory import TaskSpec
+from connect_magics.spark.job_tags import JobTags
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class SparkExecutor(HostedExecutor):
     def __init__(self, spark: Any, worker_config: WorkerConfig, plugins: Plugins) -> None:
         super().__init__(worker_config, plugins)
         self.spark = spark
+        self.tags = JobTags(spark)
         self.handles: set[SparkTaskHandle] = set()  # whose Spark job is submitted and not ended
         self._warm_tag = f"connect-magics-{worker_config['group.id']}-warm-up"
         self._warmed = threading.Event()
@@ -55,11 +57,11 @@ class SparkExecutor(HostedExecutor):
         is only logged: the tasks' jobs then pay for it themselves."""
         n = self.cores() or 1
         try:
-            self.spark.addTag(self._warm_tag)
+            self.tags.add(self._warm_tag)
             try:
                 self.spark.range(n, numPartitions=n).mapInPandas(_warm_up_job, "ready long").collect()
             finally:
-                self.spark.removeTag(self._warm_tag)
+                self.tags.remove(self._warm_tag)
         except Exception as e:  # noqa: BLE001 - see the docstring
             log.debug("The Spark executor's warm-up job failed: %s", first_line(e))
         finally:
@@ -85,7 +87,7 @@ class SparkExecutor(HostedExecutor):
 
     def close(self) -> None:
         try:
-            self.spark.interruptTag(self._warm_tag)
+            self.tags.interrupt(self._warm_tag)
         except Exception as e:  # noqa: BLE001 - the session may be stopped already
             log.debug("Could not cancel the warm-up job: %s", first_line(e))
         super().close()
@@ -104,7 +106,7 @@ class SparkTaskHandle(HostedTaskHandle):
 
     @property
     def tag(self) -> str:
-        """The Spark job tag of the current generation (``spark.interruptTag`` cancels it)."""
+        """The Spark job tag of the current generation (``JobTags.interrupt`` cancels it)."""
         wc = self._executor.worker_config
         return f"connect-magics-{wc['group.id']}-{self.id}-{self.generation}"
 
@@ -118,7 +120,7 @@ class SparkTaskHandle(HostedTaskHandle):
 
     def _run_instance(self, payload: bytes) -> dict[str, Any] | None:
         spark, tag = self._executor.spark, self.tag
-        spark.addTag(tag)
+        self._executor.tags.add(tag)
         self._submitted = time.monotonic()
         self._executor.handles.add(self)
         check = threading.Timer(CORE_WAIT_S, self._warn_if_waiting)
@@ -131,10 +133,10 @@ class SparkTaskHandle(HostedTaskHandle):
             check.cancel()
             self._executor.handles.discard(self)
             self._submitted = None
-            spark.removeTag(tag)
+            self._executor.tags.remove(tag)
 
     def _cancel(self) -> None:
-        self._executor.spark.interruptTag(self.tag)
+        self._executor.tags.interrupt(self.tag)
 
     def _warn_if_waiting(self) -> None:
         reason = self.waiting()

@@ -14,22 +14,36 @@ from typing import Any
 
 import pyarrow as pa
 
+from connect_magics.spark import pyspark_major
+
 __all__ = ["arrow_table", "spark_frame"]
 
 
 def arrow_table(columns: Sequence[Sequence[Any]], schema: Any) -> pa.Table:
     """An Arrow table of ``columns`` (one sequence of Python values per field of the Spark ``schema``):
     structs as dicts, arrays as lists, maps as dicts, None as null."""
-    from pyspark.sql.pandas.types import to_arrow_type
-
     fields = list(schema.fields)
     if len(columns) != len(fields):
         raise ValueError(f"{len(columns)} columns for the {len(fields)} fields of {schema.simpleString()}")
-    arrays = [pa.array(list(values), type=to_arrow_type(f.dataType, timezone="UTC"))
+    arrays = [pa.array(list(values), type=_arrow_type(f.dataType))
               for values, f in zip(columns, fields, strict=True)]
     return pa.Table.from_arrays(arrays, names=[f.name for f in fields])
 
 
+def _arrow_type(data_type: Any) -> pa.DataType:
+    """The Arrow type of a Spark type, timestamps in UTC (Spark 4 asks for the zone; 3.5 always uses UTC)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    try:
+        return to_arrow_type(data_type, timezone="UTC")
+    except TypeError:  # Spark 3.5: no timezone argument
+        return to_arrow_type(data_type)
+
+
 def spark_frame(spark: Any, columns: Sequence[Sequence[Any]], schema: Any) -> Any:
     """A Spark DataFrame with exactly ``schema`` (its field metadata included) holding ``columns``."""
-    return spark.createDataFrame(arrow_table(columns, schema), schema)
+    table = arrow_table(columns, schema)  # checks the columns against the schema in either case
+    if pyspark_major() < 4:  # Spark 3.5 takes no Arrow table: rows of the same values
+        return spark.createDataFrame(list(zip(*columns, strict=True)), schema)
+    return spark.createDataFrame(table, schema)
+

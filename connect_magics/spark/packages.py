@@ -1,7 +1,9 @@
 """Maven packages for a local SparkSession, derived from what is installed: never a second Spark version.
 
 ``kafka`` is Spark's Kafka source and sink (``org.apache.spark:spark-sql-kafka-0-10_{scala}:{spark}``,
-the installed pyspark's version and Scala binary version); ``delta`` is Delta Lake
+the installed pyspark's version and Scala binary version); ``connect`` is the Spark Connect server
+(``org.apache.spark:spark-connect_{scala}:{spark}``; built into Spark 4, so nothing to load there);
+``delta`` is Delta Lake
 (``io.delta:delta-spark_{scala}:{delta}``, the version of the installed ``delta-spark`` Python package,
 ``pip install connect-magics[delta]``). Spark resolves them through Ivy from Maven Central, once, into
 its Ivy cache (``~/.ivy2.5.2``); :func:`unresolved_artifacts` reads what it could not find from Ivy's report.
@@ -20,10 +22,10 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["PACKAGES", "delta_coordinate", "installed_delta_version", "kafka_coordinate", "package_confs",
+__all__ = ["PACKAGES", "connect_coordinate", "delta_coordinate", "installed_delta_version", "kafka_coordinate", "package_confs",
            "pyspark_scala_version", "unresolved_artifacts"]
 
-PACKAGES = ("kafka", "delta")
+PACKAGES = ("kafka", "connect", "delta")
 """The names ``local_spark_session(packages=...)`` accepts."""
 
 DELTA_CONFS = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -36,6 +38,15 @@ _UNRESOLVED = re.compile(r"::\s+([\w.\-]+)#([\w.\-]+);([\w.\-]+):\s+not found")
 def kafka_coordinate(spark_version: str, scala: str) -> str:
     """Spark's Kafka source for Spark ``spark_version`` built with Scala ``scala``."""
     return f"org.apache.spark:spark-sql-kafka-0-10_{scala}:{spark_version}"
+
+
+def connect_coordinate(spark_version: str, scala: str) -> str | None:
+    """The Spark Connect server for Spark ``spark_version`` (None from Spark 4 on: its jars hold it).
+
+    >>> connect_coordinate("3.5.7", "2.12"), connect_coordinate("4.2.0", "2.13")
+    ('org.apache.spark:spark-connect_2.12:3.5.7', None)
+    """
+    return None if int(spark_version.split(".")[0]) >= 4 else f"org.apache.spark:spark-connect_{scala}:{spark_version}"
 
 
 def delta_coordinate(delta_version: str, scala: str) -> str:
@@ -91,10 +102,12 @@ def package_confs(packages: Iterable[str], spark_version: str | None = None, sca
     confs: dict[str, str] = {}
     if "kafka" in names:
         coordinates.append(kafka_coordinate(spark_version, scala))
+    if "connect" in names and (server := connect_coordinate(spark_version, scala)) is not None:
+        coordinates.append(server)
     if "delta" in names:
         coordinates.append(delta_coordinate(delta or installed_delta_version(), scala))
         confs.update(DELTA_CONFS)
-    return {"spark.jars.packages": ",".join(coordinates), **confs}
+    return {"spark.jars.packages": ",".join(coordinates), **confs} if coordinates else confs
 
 
 def unresolved_artifacts(ivy_report: str) -> list[str]:

@@ -25,4 +25,4 @@ def test_a_pipeline_runs_without_pyspark(bootstrap: str, unique: str, tmp_path: 
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert file_out.read_text() == file_in.read_text()
     assert seen["rest_status"] == "RUNNING" and seen["magics"] is True and seen["pyspark_loaded"] is False
-    assert "needs pyspark (4.x), which is not installed: pip install 'connect-magics[spark]'" in seen["read_topic"]
+    assert "needs pyspark (3.5 or 4.x), which is not installed: pip install 'connect-magics[spark]'" in seen["read_topic"]

@@ -23,6 +23,12 @@ def test_coordinates_follow_the_versions() -> None:
     assert delta_coordinate("4.4.0", "2.13") == "io.delta:delta-spark_2.13:4.4.0"
 
 
+def test_the_spark_connect_server_is_loaded_before_spark_4_only() -> None:
+    assert package_confs(["connect"], spark_version="4.2.0", scala="2.13") == {}
+    assert package_confs(["connect", "kafka"], spark_version="3.5.7", scala="2.12")["spark.jars.packages"] == \
+        "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7,org.apache.spark:spark-connect_2.12:3.5.7"
+
+
 def test_confs_for_kafka_and_delta() -> None:
     confs = package_confs(["kafka", "delta", "kafka"], spark_version="4.2.0", scala="2.13", delta="4.4.0")
     assert confs == {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0,"
@@ -48,7 +54,7 @@ def test_scala_version_from_the_spark_core_jar(tmp_path: Path) -> None:
 
 def test_unknown_packages_are_refused() -> None:
     with pytest.raises(ValueError, match=r"Invalid value \['avro'\] for packages: unknown package\(s\); known: "
-                                         r"\['kafka', 'delta'\]"):
+                                         r"\['kafka', 'connect', 'delta'\]"):
         package_confs(["kafka", "avro"])
 
 
