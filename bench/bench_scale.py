@@ -14,7 +14,10 @@ to one topic. Measured, in order:
 4. a killed worker (SIGKILL): the time until its tasks are RUNNING on the others (bound: session timeout +
    delay + one look of the leader, 1 s);
 5. a group restart: every worker stopped (SIGTERM) and started again at its address; the time from the first
-   start until every task is RUNNING again.
+   start until every task is RUNNING again;
+6. the count: every record read back (read committed), each (connector, task)'s sequence numbers checked to be
+   0..n once each (the sources run with exactly-once support unless --at-least-once: one Kafka client per task,
+   records and offsets in transactions every 5 s).
 
 The baseline of each time is what the group cannot do faster: 1. the bare broker round trips of a create (two
 transactions read back), measured by bench/bench_bulk.py; 4. session timeout + delay; 5. a worker's start-up
@@ -124,12 +127,43 @@ def all_running(url: str, tasks: int, exclude: str | None = None) -> Callable[[]
     return check
 
 
+def count_sequences(bootstrap: str, topic: str) -> tuple[int, int, int]:
+    """Reads ``topic`` to its end (read committed) and counts, over every (connector, task), the sequence
+    numbers missing below the highest one seen and those seen more than once: (lost, duplicated, records)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"count-{uuid.uuid4().hex[:8]}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        seen: dict[tuple[str, int], collections.Counter] = collections.defaultdict(collections.Counter)
+        records = 0
+        while consumer.position([TopicPartition(topic, 0)])[0].offset < end:
+            batch = consumer.consume(10000, timeout=10)
+            if not batch:  # the last stable offset: the rest is in transactions still open
+                break
+            for msg in batch:
+                if msg.error() is None:
+                    value = json.loads(msg.value())
+                    seen[(value["connector"], value["task"])][value["seq"]] += 1
+                    records += 1
+    finally:
+        consumer.close()
+    lost = sum(max(c) + 1 - len(c) for c in seen.values())
+    duplicated = sum(n - 1 for c in seen.values() for n in c.values())
+    return lost, duplicated, records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=1000)
     parser.add_argument("--tasks", type=int, default=2, help="tasks per connector")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--bootstrap")
+    parser.add_argument("--at-least-once", action="store_true",
+                        help="source tasks without exactly-once support (two Kafka clients each, not one; "
+                             "duplicates after a kill are then expected and counted)")
     args = parser.parse_args()
     broker = None
     if args.bootstrap is None:
@@ -142,7 +176,8 @@ def main() -> None:
     config = tempfile.NamedTemporaryFile("w", suffix=".properties", delete=False)
     config.write(f"session.timeout.ms={SESSION_MS}\nheartbeat.interval.ms=1000\n"
                  f"scheduled.rebalance.max.delay.ms={DELAY_MS}\noffset.flush.interval.ms=1000\n"
-                 "leader.request.timeout.ms=120000\n")
+                 "leader.request.timeout.ms=120000\n"
+                 + ("" if args.at_least_once else "exactly.once.source.support=enabled\n"))
     config.close()
     total = args.connectors * args.tasks
     rows: list[tuple[str, str, str]] = []
@@ -167,7 +202,12 @@ def main() -> None:
             body = {"name": f"seq-{i}", "config": {
                 "connector.class": "SequenceSource", "topic": topic, "tasks.max": str(args.tasks), "rate": "1",
                 "batch.size": "1", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "value.converter.schemas.enable": "false"}}
+                "value.converter.schemas.enable": "false",
+                # the connector's name in each record, for the count at the end
+                "transforms": "name", "transforms.name.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.name.static.field": "connector", "transforms.name.static.value": f"seq-{i}",
+                **({} if args.at_least_once else {"transaction.boundary": "interval",
+                                                  "transaction.boundary.interval.ms": "5000"})}}
             start = time.perf_counter()
             status, answer = rest(leader.url + "/connectors", "POST", body)
             times.append(time.perf_counter() - start)
@@ -220,6 +260,14 @@ def main() -> None:
         rows.append((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
                      f"{time.monotonic() - restarted:.1f} s",
                      "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
+
+        # 6. every record of every task, read committed, once the group has stopped: each task's sequence
+        # numbers 0..n, once each
+        for w in workers:
+            w.stop()
+        lost, duplicated, records = count_sequences(bootstrap, topic)
+        rows.append((f"records read back ({'at least once' if args.at_least_once else 'exactly once'})",
+                     f"{records:,}", f"{lost} lost, {duplicated} duplicated, over {total} tasks' sequences"))
     finally:
         for w in workers:
             w.stop(signal.SIGKILL)
