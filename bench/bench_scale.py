@@ -93,6 +93,11 @@ class Worker:
         fields = dict(line.split(":", 1) for line in open(f"/proc/{self.proc.pid}/status"))
         return int(fields["VmRSS"].split()[0]) / 1024, int(fields["Threads"])
 
+    def cpu(self) -> float:
+        """CPU seconds (user and system, all threads) the process has used so far."""
+        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -182,6 +187,7 @@ def main() -> None:
     total = args.connectors * args.tasks
     rows: list[tuple[str, str, str]] = []
     workers: list[Worker] = []
+    completed = False
     try:
         from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -230,6 +236,13 @@ def main() -> None:
             rows.append((f"worker :{w.port} ({counts[w.worker_id]} tasks)", f"{rss:.0f} MB, {threads} threads",
                          f"{rss / n:.2f} MB and {threads / n:.1f} threads per task"))
 
+        # 2b. CPU of the running group over 10 s (each task writes one record a second)
+        before, start = [w.cpu() for w in workers], time.monotonic()
+        time.sleep(10)  # the measuring window
+        used = [(w.cpu() - b) / (time.monotonic() - start) for w, b in zip(workers, before, strict=True)]
+        rows.append(("CPU of each worker, running", " ".join(f"{u:.2f}" for u in used),
+                     f"cores; per task {sum(used) / max(1, total) * 1000:.2f} ms/s"))
+
         # 3. status latency on a follower
         latencies = []
         for _ in range(5):
@@ -268,17 +281,18 @@ def main() -> None:
         lost, duplicated, records = count_sequences(bootstrap, topic)
         rows.append((f"records read back ({'at least once' if args.at_least_once else 'exactly once'})",
                      f"{records:,}", f"{lost} lost, {duplicated} duplicated, over {total} tasks' sequences"))
+        completed = True
     finally:
         for w in workers:
             w.stop(signal.SIGKILL)
         os.unlink(config.name)
         if broker is not None:
             broker.stop()
-    print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers "
-          f"({os.cpu_count()} cores, shared)\n")
-    width = max(len(r[0]) for r in rows)
-    for what, value, note in rows:
-        print(f"{what:<{width}}  {value:>22}  {note}")
+        print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers "
+              f"({os.cpu_count()} cores, shared){'' if completed else ': stopped by the error below'}\n")
+        width = max((len(r[0]) for r in rows), default=0)
+        for what, value, note in rows:
+            print(f"{what:<{width}}  {value:>22}  {note}")
 
 
 if __name__ == "__main__":
