@@ -15,6 +15,7 @@ costs and the alternatives.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import Any
@@ -129,6 +130,11 @@ class SparkTaskHandle(HostedTaskHandle):
         try:
             rows = spark.range(1, numPartitions=1).mapInPandas(_job(payload), RESULT_SCHEMA).collect()
             return rows[0].asDict() if rows else None
+        except Exception as e:
+            explained = missing_module_error(e, str(self.id))
+            if explained is None:
+                raise
+            raise explained from e
         finally:
             check.cancel()
             self._executor.handles.discard(self)
@@ -162,6 +168,29 @@ class SparkTaskHandle(HostedTaskHandle):
         if waited >= CORE_WAIT_S:
             return f"waiting for a free Spark core: its Spark job has not started for {waited:.0f} s"
         return None
+
+
+def missing_module_error(error: BaseException, task: str) -> ModuleNotFoundError | None:
+    """A clear error for a Spark job that failed because the executors' Python cannot import a module the task
+    needs (connect_magics itself, or a connector plugin or one of its libraries); None for other failures.
+
+    >>> str(missing_module_error(Exception("...ModuleNotFoundError: No module named 'connect_magics'"), "t-0"))[:70]
+    "The Spark executors' Python cannot import connect_magics, which task t"
+    """
+    found = _MISSING_MODULE.search(str(error))
+    if found is None:
+        return None
+    module = found.group(1)
+    what = ("connect_magics" if module.split(".")[0] == "connect_magics"
+            else f"module '{module}' (its connector plugin's, or a library the plugin uses)")
+    return ModuleNotFoundError(
+        f"The Spark executors' Python cannot import {what}, which task {task} runs with: install "
+        f"{'connect-magics' if what == 'connect_magics' else 'it'} on every node (a Databricks cluster library, an "
+        "EMR bootstrap action) or ship it with the session (SparkContext.addPyFile of a zip, or spark.archives "
+        "with a packed environment); see docs/deploy.md, \"Spark executors\"", name=module)
+
+
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 def _job(payload: bytes):
