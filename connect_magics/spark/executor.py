@@ -6,8 +6,9 @@ and Spark Connect sessions both work); its function runs
 the task is stopped. The herder controls it through the task control topic, as every hosted executor
 does (:mod:`connect_magics.runtime.executors.hosted`). When the Spark job fails (the task's Python
 worker killed, the executor lost, a Spark task error), the handle starts the next generation, which
-fences the failed one and resumes from the committed offsets. See docs/spark.md for the design, its
-costs and the alternatives.
+fences the failed one and resumes from the committed offsets; on a cluster, Spark first runs a lost Spark
+task again itself, in the same job and generation. See docs/spark.md for the design, its costs and the
+alternatives.
 
 >>> rt = ConnectRuntime("127.0.0.1:9092", group_id="nb", spark=spark, executor="spark")  # doctest: +SKIP
 """

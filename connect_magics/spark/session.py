@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,12 @@ def spark_session(spark: Any = None) -> Any:
 
 
 def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
-                        warehouse: Path | None = None, packages: Iterable[str] = (), master: str = "local[2]") -> Any:
-    """A local SparkSession (``master``, by default 2 cores), ``memory`` of driver heap and errors-only logging;
-    the JVM's stderr goes to ``spark-jvm.log`` in the cache directory, not into the terminal or the cell.
+                        warehouse: Path | None = None, packages: Iterable[str] = (), master: str = "local[2]",
+                        conf: Mapping[str, str] | None = None) -> Any:
+    """A SparkSession driven from this process (``master``, by default local with 2 cores), ``memory`` of driver
+    heap and errors-only logging; the JVM's stderr goes to ``spark-jvm.log`` in the cache directory, not into
+    the terminal or the cell. ``conf``: more Spark settings (they win over these), e.g. for a cluster's
+    ``master="spark://host:7077"``: ``{"spark.executor.memory": "512m", "spark.cores.max": "2"}``.
 
     With ``executor="spark"`` every running task holds one of the session's task slots: give it more
     slots than tasks (``master="local[4]"``) to leave room for queries.
@@ -69,7 +72,7 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
         builder = builder.config("spark.python.daemon.module", "connect_magics.spark.worker_daemon")
     if warehouse is not None:
         builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
-    for key, value in confs.items():
+    for key, value in {**confs, **(conf or {})}.items():
         builder = builder.config(key, value)
     _check_packages(confs)
     try:
