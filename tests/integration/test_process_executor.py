@@ -62,9 +62,12 @@ def test_four_sink_tasks_in_four_processes_write_every_record_once(bootstrap, un
                    == [("RUNNING", rt.worker_config.worker_id)] * 4, 60,
                    message=lambda: f"four RUNNING statuses under the worker's id: {rt.connector_status('sink')}")
         metrics = rt.metrics()
-        wait_until(lambda: sum(rt.metrics()[f"sink-task-metrics,connector=sink,task={i}"]
-                               .get("sink-record-read-total", 0) for i in range(4)) == n, 60,
-                   message="the tasks' metrics counting every record")
+        def read_totals() -> list[float]:
+            return [rt.metrics()[f"sink-task-metrics,connector=sink,task={i}"].get("sink-record-read-total", 0)
+                    for i in range(4)]
+        wait_until(lambda: sum(read_totals()) == n, 60,
+                   message=lambda: f"the tasks' metrics counting every record: {read_totals()}, "
+                                   f"{len(lines(out))} lines, {len(set(lines(out)))} distinct")
         assert all(metrics[f"sink-task-metrics,connector=sink,task={i}"] for i in range(4))
     assert sorted(lines(out)) == sorted(f"r{i}" for i in range(n))  # each record exactly once
     assert not [pid for pid in pids if alive(pid)]  # the runtime's close ended them

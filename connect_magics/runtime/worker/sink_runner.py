@@ -192,6 +192,7 @@ class SinkTaskRunner(TaskRunner):
         self._position_query: list[KafkaTopicPartition] | None = None  # the assignment, as position() takes it
         self.seeks: dict[TopicPartition, int] = {}
         self._taken_away = False  # partitions were revoked or lost during the current poll
+        self._assigned_in_poll: set[TopicPartition] = set()  # partitions assigned during the current poll
         #: Offsets the task flushed for partitions its consumer lost, where it goes on if they come back.
         self._flushed_when_lost: dict[TopicPartition, int] = {}
         self.task_paused: set[TopicPartition] = set()
@@ -230,6 +231,7 @@ class SinkTaskRunner(TaskRunner):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         new = [TopicPartition(p.topic, p.partition) for p in partitions]
         self.assigned.update(new)
+        self._assigned_in_poll.update(new)
         self._position_query = None
         self.task.open(new)
         for tp in new:  # lost and given straight back: go on after what this task flushed, not from the committed
@@ -308,6 +310,9 @@ class SinkTaskRunner(TaskRunner):
         if self.pending is not None and time.monotonic() < self.redeliver_at:
             timeout = min(timeout, self.redeliver_at - time.monotonic())
         msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
+        if msgs and self._assigned_in_poll:
+            self._refetch_assigned_in_poll(msgs)
+        self._assigned_in_poll.clear()
         if msgs and (self._taken_away or self.seeks):
             # Not delivered: messages fetched before a revoke or loss in this very poll (no longer ours), and those
             # of a partition whose seek is still pending (open() rewound it, or it came back after a loss and goes
@@ -329,6 +334,18 @@ class SinkTaskRunner(TaskRunner):
             self._put(SinkRecords(), {})
         if self.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
+
+    def _refetch_assigned_in_poll(self, msgs: list[Message]) -> None:
+        """Fetch again, from the first of them, the messages of partitions assigned during the poll that returned
+        ``msgs``: a poll that served a revoke and then the same partitions' assignment (an eager rebalance) can
+        return records fetched before the revoke beside the same offsets fetched again from the committed offset
+        after it. Delivered, they are written twice; the seek delivers each once."""
+        first: dict[TopicPartition, int] = {}
+        for m in msgs:
+            tp = TopicPartition(m.topic(), m.partition())
+            if m.error() is None and tp in self._assigned_in_poll and tp in self.assigned and tp not in self.seeks:
+                first[tp] = min(first.get(tp, m.offset()), m.offset())
+        self.seeks.update(first)  # a seek already asked for (the task's rewind, a lost partition's) comes first
 
     def metrics(self) -> dict[str, float]:
         return {**self.task_metrics.snapshot(len(self.assigned)), **self.task_stats.snapshot()}
