@@ -285,7 +285,8 @@ def test_restart_mid_stream_into_table_name(runtime_factory, bootstrap, unique, 
      "Invalid value kafka_offset for configuration key.column: Column 'kafka_offset' is already used"),
     ({"flush.size": "0"}, "Invalid value 0 for configuration flush.size: Value must be at least 1"),
     ({"flush.idle.ms": "-2"}, "Invalid value -2 for configuration flush.idle.ms: Value must be at least -1"),
-    ({"path": "s3://bucket/t"}, "Invalid value s3://bucket/t for configuration path: Only local or mounted"),
+    ({"path": "ftp://host/t"}, "Invalid value ftp://host/t for configuration path: A table is in a local or mounted "
+                               "directory or in an object store: s3://"),
 ])
 def test_bad_configs_are_rejected_naming_the_field(runtime_factory, unique, tmp_path, change, fragment) -> None:
     rt = runtime_factory()

@@ -38,6 +38,7 @@ from connect_magics.connectors.spark_table.arrow_types import arrow_type, connec
 from connect_magics.connectors.spark_table.feeds import DataFile, DeltaFeed, ParquetFeed
 from connect_magics.connectors.spark_table.rows import TableRows
 from connect_magics.connectors.spark_table.source import SparkTableSourceConnector, check_offset, row_schema
+from connect_magics.connectors.spark_table.store import TableStore
 from connect_magics.connectors.spark_table.table_logs import DeltaLog, ParquetLog, data_file_name
 
 ITEM = SchemaBuilder.struct().field("sku", STRING_SCHEMA).field("qty", INT32_SCHEMA).build()
@@ -120,7 +121,7 @@ def test_tombstones_are_skipped_or_refused() -> None:
 
 
 def test_parquet_log_commits_files_named_by_offsets(tmp_path) -> None:
-    table_log, tp = ParquetLog(str(tmp_path / "t")), TopicPartition("orders", 1)
+    table_log, tp = ParquetLog(TableStore(str(tmp_path / "t"))), TopicPartition("orders", 1)
     assert table_log.durable_offsets([tp]) == {}
     table_log.commit({tp: (pa.table({"a": [1, 2]}), 10, 11)})
     table_log.commit({tp: (pa.table({"a": [3]}), 12, 12)})
@@ -134,11 +135,11 @@ def test_parquet_log_commits_files_named_by_offsets(tmp_path) -> None:
 
 
 def test_delta_log_commits_offsets_as_app_transactions(tmp_path) -> None:
-    table_log, a, b = DeltaLog(str(tmp_path / "d")), TopicPartition("t", 0), TopicPartition("t", 1)
+    table_log, a, b = DeltaLog(TableStore(str(tmp_path / "d"))), TopicPartition("t", 0), TopicPartition("t", 1)
     assert table_log.durable_offsets([a]) == {}
     table_log.commit({a: (pa.table({"x": [1]}), 0, 4), b: (pa.table({"x": [2, 3]}), 7, 9)})
     assert table_log.durable_offsets([a, b]) == {a: 5, b: 10}
-    replaced = DeltaLog(str(tmp_path / "d"))  # a task that took over partition a wrote further
+    replaced = DeltaLog(TableStore(str(tmp_path / "d")))  # a task that took over partition a wrote further
     replaced.commit({a: (pa.table({"x": [4]}), 5, 5)})
     with pytest.raises(ConnectException, match="Another writer already committed offsets of"):
         table_log.commit({a: (pa.table({"x": [4]}), 5, 5)})
@@ -150,8 +151,8 @@ def test_parquet_feed_orders_files_and_skips_hidden_ones(tmp_path) -> None:
         os.utime(tmp_path / name, ns=(mtime, mtime))
     (tmp_path / "_delta_log").mkdir()
     (tmp_path / "_delta_log" / "x.parquet").write_bytes(b"")
-    assert ParquetFeed(str(tmp_path)).files() == [DataFile(1, "b.parquet"), DataFile(2, "a.parquet")]
-    assert ParquetFeed(str(tmp_path / "missing")).files() == []
+    assert ParquetFeed(TableStore(str(tmp_path))).files() == [DataFile(1, "b.parquet"), DataFile(2, "a.parquet")]
+    assert ParquetFeed(TableStore(str(tmp_path / "missing"))).files() == []
 
 
 def test_delta_feed_lists_added_files_by_version(tmp_path) -> None:
@@ -163,7 +164,7 @@ def test_delta_feed_lists_added_files_by_version(tmp_path) -> None:
 
     commit(0, {"metaData": {"partitionColumns": []}}, {"add": {"path": "b%20x.parquet", "dataChange": True}},
            {"add": {"path": "a.parquet", "dataChange": True}})
-    feed = DeltaFeed(str(tmp_path))
+    feed = DeltaFeed(TableStore(str(tmp_path)))
     assert feed.files() == [DataFile(0, "a.parquet"), DataFile(0, "b x.parquet")]
     commit(1, {"add": {"path": "c.parquet", "dataChange": False}}, {"remove": {"path": "a.parquet"}})
     commit(2, {"add": {"path": "d.parquet", "dataChange": True}})
@@ -173,14 +174,17 @@ def test_delta_feed_lists_added_files_by_version(tmp_path) -> None:
         feed.files()
     (log_dir / f"{0:020d}.json").unlink()
     with pytest.raises(ConnectException, match="starts at version 1: older commits were cleaned up"):
-        DeltaFeed(str(tmp_path)).files()
+        DeltaFeed(TableStore(str(tmp_path))).files()
 
 
 @pytest.mark.parametrize(("config", "key", "reason"), [
     ({"path": "/a", "table": "t"}, "table", "Set either 'path' or 'table', not both"),
     ({}, "path", "Set 'path' (a directory) or 'table' (a table name)"),
     ({"table": "a.b.c"}, "table", "A table name is 'name' or 'db.name'"),
-    ({"path": "hdfs://nn/t"}, "path", "Only local or mounted directories are supported"),
+    ({"path": "hdfs://nn/t"}, "path", "A table is in a local or mounted directory or in an object store: s3://"),
+    ({"table": "t", "warehouse.dir": "ftp://h/wh"}, "warehouse.dir", "A table is in a local or mounted directory"),
+    ({"path": "s3://lake/t", "aws.access.key.id": "AK"}, "aws.secret.access.key",
+     "'aws.access.key.id' is set: set its secret access key too"),
     ({"path": "/a", "headers.column": "h", "key.column": "h"}, "headers.column", "Column 'h' is already used"),
 ])
 def test_sink_settings_problems_name_the_field(config, key, reason) -> None:
@@ -198,8 +202,20 @@ def test_source_validation_reports_problems_on_their_keys() -> None:
 
 def test_table_names_resolve_under_the_warehouse(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert settings.table_dir({"table": "events"}) == str(tmp_path / "spark-warehouse" / "events")
-    assert settings.table_dir({"path": "file:///data/t"}) == "/data/t"
+    assert settings.table_location({"table": "events"}) == str(tmp_path / "spark-warehouse" / "events")
+    assert settings.table_location({"path": "file:///data/t"}) == "/data/t"
+    assert settings.table_location({"table": "sales.orders", "warehouse.dir": "s3a://lake/wh"}) == \
+        "s3a://lake/wh/sales.db/orders"
+
+
+def test_an_s3_table_s_store_takes_the_connector_s_s3_settings() -> None:
+    parsed = settings.sink_config_def().parse({"path": "s3a://lake/t/", "store.url": "http://127.0.0.1:9000",
+                                               "aws.access.key.id": "AK", "aws.secret.access.key": "SK"})
+    store = settings.table_store(parsed)
+    assert (store.location, store.uri, store.local) == ("s3a://lake/t", "s3://lake/t", False)
+    assert store.options == {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "AK",
+                             "AWS_SECRET_ACCESS_KEY": "SK", "AWS_ALLOW_HTTP": "true"}
+    assert settings.table_store(settings.sink_config_def().parse({"path": "/t", "aws.access.key.id": "AK"})).options == {}
 
 
 def test_check_offset_by_mode_and_format() -> None:
@@ -228,7 +244,7 @@ class RecordingContext(SinkTaskContext):
 
 def test_sink_task_rewinds_to_the_table_and_writes_each_offset_once(tmp_path) -> None:
     tp = TopicPartition("t", 0)
-    ParquetLog(str(tmp_path)).commit({tp: (pa.table({"n": [0, 1, 2]}), 0, 2)})
+    ParquetLog(TableStore(str(tmp_path))).commit({tp: (pa.table({"n": [0, 1, 2]}), 0, 2)})
     task, context = SparkTableSinkTask(), RecordingContext()
     task.initialize(context)
     task.start({"path": str(tmp_path)})
@@ -239,7 +255,7 @@ def test_sink_task_rewinds_to_the_table_and_writes_each_offset_once(tmp_path) ->
     task.put(batch)  # redelivered after a rewind: nothing twice
     assert task.pre_commit({tp: 6}) == {tp: 6}
     assert sorted(pq.read_table(tmp_path).column("n").to_pylist()) == list(range(6))
-    assert ParquetLog(str(tmp_path)).durable_offsets([tp]) == {tp: 6}
+    assert ParquetLog(TableStore(str(tmp_path))).durable_offsets([tp]) == {tp: 6}
 
 
 def test_sink_task_splits_a_mixed_batch_by_partition_and_drops_what_it_saw(tmp_path) -> None:

@@ -7,7 +7,9 @@
   deletion vectors are refused.
 
 Files are ordered by ``(order, name)``: ``order`` is the modification time in nanoseconds for Parquet,
-the commit version for Delta. Files are assumed immutable once they appear.
+the commit version for Delta. Files are assumed immutable once they appear. On an object store, whose
+modification times are whole seconds, Parquet files are listed only once their second is over (see
+:meth:`.TableStore.data_files`).
 
 Example::
 
@@ -18,15 +20,16 @@ Example::
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from connect_magics.api.errors import ConnectException
+from connect_magics.connectors.spark_table.store import TableStore
 
 __all__ = ["DataFile", "DeltaFeed", "Feed", "ParquetFeed"]
 
@@ -46,13 +49,18 @@ class DataFile:
 
 
 class Feed:
-    """The data files of a table directory, oldest first (see the module's docs)."""
+    """The data files of a table, oldest first (see the module's docs)."""
 
     ORDER_FIELD = ""
     """The name of ``order`` in source offsets."""
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
+
+    @property
+    def directory(self) -> str:
+        """The table's location (a directory or an object store URI)."""
+        return self.store.location
 
     def files(self) -> list[DataFile]:
         raise NotImplementedError
@@ -61,85 +69,75 @@ class Feed:
         """The table's current rows, None while it does not exist."""
         raise NotImplementedError
 
-    def path(self, file: DataFile) -> str:
-        return os.path.join(self.directory, file.name)
+    def parquet_file(self, file: DataFile) -> pq.ParquetFile:
+        """The data file ``file``; FileNotFoundError if it is gone."""
+        return self.store.parquet_file(file.name)
 
 
 class ParquetFeed(Feed):
     ORDER_FIELD = "modified"
 
     def files(self) -> list[DataFile]:
-        found = []
-        for root, dirs, names in os.walk(self.directory):
-            dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
-            for name in names:
-                if name.startswith(("_", ".")) or not name.endswith(".parquet"):
-                    continue
-                path = os.path.join(root, name)
-                try:
-                    modified = os.stat(path).st_mtime_ns
-                except FileNotFoundError:
-                    continue
-                found.append(DataFile(modified, os.path.relpath(path, self.directory)))
+        found = [DataFile(f.modified_ns, f.name) for f in self.store.data_files() if f.name.endswith(".parquet")]
         return sorted(found, key=lambda f: f.key)
 
     def dataset(self) -> ds.Dataset | None:
         if not self.files():
             return None
-        return ds.dataset(self.directory, format="parquet")
+        return self.store.dataset()
 
 
 class DeltaFeed(Feed):
     ORDER_FIELD = "version"
 
-    def __init__(self, directory: str) -> None:
-        super().__init__(directory)
+    def __init__(self, store: TableStore) -> None:
+        super().__init__(store)
         self._files: list[DataFile] = []
         self._next_version = 0
 
     def files(self) -> list[DataFile]:
         """The files added by every commit so far; reads only the commits that are new since the last call."""
-        log_dir = os.path.join(self.directory, "_delta_log")
-        try:
-            versions = sorted(int(n[:20]) for n in os.listdir(log_dir) if _LOG_ENTRY.fullmatch(n))
-        except FileNotFoundError:
-            return []
+        versions = sorted(int(n[:20]) for n in self.store.names("_delta_log") if _LOG_ENTRY.fullmatch(n))
         if versions and self._next_version == 0 and versions[0] > 0:
             raise ConnectException(f"The Delta log of {self.directory} starts at version {versions[0]}: older "
                                    "commits were cleaned up, so their files cannot be listed; use "
                                    "mode=incrementing")
         for version in versions:
             if version >= self._next_version:
-                self._files.extend(self._added(log_dir, version))
+                self._files.extend(self._added(version))
                 self._next_version = version + 1
         return list(self._files)
 
-    def _added(self, log_dir: str, version: int) -> list[DataFile]:
+    def _added(self, version: int) -> list[DataFile]:
         added = []
-        with open(os.path.join(log_dir, f"{version:020d}.json"), encoding="utf-8") as entry:
-            for line in entry:
-                action: dict[str, Any] = json.loads(line) if line.strip() else {}
-                if action.get("metaData", {}).get("partitionColumns"):
-                    raise ConnectException(f"The Delta table {self.directory} is partitioned; only unpartitioned "
-                                           "tables can be read by files (use mode=incrementing)")
-                add = action.get("add")
-                if add is None or not add.get("dataChange", True):
-                    continue
-                if add.get("deletionVector"):
-                    raise ConnectException(f"Version {version} of the Delta table {self.directory} uses deletion "
-                                           "vectors, which mode=files cannot read (use mode=incrementing)")
-                added.append(DataFile(version, _relative(unquote(add["path"]))))
+        for line in self.store.read_text(f"_delta_log/{version:020d}.json").splitlines():
+            action: dict[str, Any] = json.loads(line) if line.strip() else {}
+            if action.get("metaData", {}).get("partitionColumns"):
+                raise ConnectException(f"The Delta table {self.directory} is partitioned; only unpartitioned "
+                                       "tables can be read by files (use mode=incrementing)")
+            add = action.get("add")
+            if add is None or not add.get("dataChange", True):
+                continue
+            if add.get("deletionVector"):
+                raise ConnectException(f"Version {version} of the Delta table {self.directory} uses deletion "
+                                       "vectors, which mode=files cannot read (use mode=incrementing)")
+            added.append(DataFile(version, _relative(unquote(add["path"]))))
         return sorted(added, key=lambda f: f.key)
 
-    def path(self, file: DataFile) -> str:
-        return file.name if os.path.isabs(file.name) else os.path.join(self.directory, file.name)
+    def parquet_file(self, file: DataFile) -> pq.ParquetFile:
+        if file.name.startswith("/"):  # an absolute path in a local table's log
+            return pq.ParquetFile(file.name)
+        if "://" in file.name:
+            raise ConnectException(f"The Delta table {self.directory} refers to the data file {file.name} outside "
+                                   "it (a shallow clone?), which mode=files cannot read (use mode=incrementing)")
+        return super().parquet_file(file)
 
     def dataset(self) -> ds.Dataset | None:
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
         try:
-            return DeltaTable(self.directory).to_pyarrow_dataset()
+            return DeltaTable(self.store.uri, storage_options=dict(self.store.options)).to_pyarrow_dataset()
         except TableNotFoundError:
             return None
 

@@ -1,30 +1,41 @@
 """Settings of the Spark table connectors: where the table is, its format, and what goes into it.
 
-Both connectors name their table by ``path`` (a directory) or by ``table`` (a Spark table name, stored
-under ``warehouse.dir`` as Spark's default warehouse lays it out: ``<warehouse>/<name>``, or
-``<warehouse>/<db>.db/<name>``). The connector resolves the directory once, on the kernel, and hands its
-absolute path to the tasks, which may run elsewhere (a Spark executor has another working directory).
+Both connectors name their table by ``path`` (a directory or an object store URI: ``s3://``, ``gs://``,
+``abfss://``) or by ``table`` (a Spark table name, stored under ``warehouse.dir`` as Spark's default
+warehouse lays it out: ``<warehouse>/<name>``, or ``<warehouse>/<db>.db/<name>``). The connector resolves
+the location once, on the kernel, and hands its absolute path or URI to the tasks, which may run elsewhere
+(a Spark executor has another working directory). S3 settings (``store.url``, ``aws.access.key.id``,
+``aws.secret.access.key``, ``s3.region``) have the names of Confluent's S3 sink.
 
 Example::
 
-    >>> table_dir({"table": "sales.orders", "warehouse.dir": "/data/wh"})
+    >>> table_location({"table": "sales.orders", "warehouse.dir": "/data/wh"})
     '/data/wh/sales.db/orders'
+    >>> table_location({"table": "orders", "warehouse.dir": "s3://lake/wh/"})
+    's3://lake/wh/orders'
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Type
+from connect_magics.api.config import ConfigDef, ConfigException, ConfigValue, Importance, Password, Type
 from connect_magics.connectors.file import _at_least, _non_empty, _one_of
+from connect_magics.connectors.spark_table.store import (
+    OBJECT_STORE_SCHEMES,
+    TableStore,
+    is_object_store_uri,
+    s3_options,
+)
 
 __all__ = [
     "FORMATS", "PATH_CONFIG", "TABLE_CONFIG", "WAREHOUSE_CONFIG", "FORMAT_CONFIG", "COORDINATE_COLUMNS",
     "location_problems", "sink_config_def", "sink_problems", "source_config_def", "source_problems",
-    "table_dir", "add_problems", "parse_checked",
+    "table_location", "table_store", "add_problems", "parse_checked",
 ]
 
 PATH_CONFIG = "path"
@@ -33,6 +44,10 @@ WAREHOUSE_CONFIG = "warehouse.dir"
 FORMAT_CONFIG = "format"
 FORMATS = ("parquet", "delta")
 DEFAULT_WAREHOUSE = "spark-warehouse"
+STORE_URL_CONFIG = "store.url"
+ACCESS_KEY_ID_CONFIG = "aws.access.key.id"
+SECRET_ACCESS_KEY_CONFIG = "aws.secret.access.key"
+REGION_CONFIG = "s3.region"
 
 COORDINATES_CONFIG = "kafka.coordinates"
 KEY_COLUMN_CONFIG = "key.column"
@@ -56,16 +71,27 @@ def _location_def() -> ConfigDef:
     return (
         ConfigDef()
         .define(PATH_CONFIG, Type.STRING, None, _non_empty, Importance.HIGH,
-                "The directory of the table (local or mounted on every machine running tasks). "
+                "Where the table is: a directory (local or mounted on every machine running tasks, such as a "
+                "Unity Catalog volume '/Volumes/...') or an object store URI (s3://, s3a://, gs://, abfss://). "
                 "Set this or 'table'")
         .define(TABLE_CONFIG, Type.STRING, None, _non_empty, Importance.HIGH,
                 "A Spark table name, 'name' or 'db.name', stored under 'warehouse.dir' as Spark lays out its "
                 "default warehouse ('<warehouse>/<name>', '<warehouse>/<db>.db/<name>'). Set this or 'path'")
         .define(WAREHOUSE_CONFIG, Type.STRING, DEFAULT_WAREHOUSE, _non_empty, Importance.LOW,
-                "The warehouse directory 'table' names resolve under; relative paths are relative to the "
-                "kernel's working directory, as Spark's default 'spark-warehouse'")
+                "The warehouse directory (or object store URI) 'table' names resolve under; relative paths are "
+                "relative to the kernel's working directory, as Spark's default 'spark-warehouse'")
         .define(FORMAT_CONFIG, Type.STRING, "parquet", _one_of(*FORMATS), Importance.HIGH,
                 "The table format: 'parquet' (a directory of Parquet files) or 'delta' (a Delta Lake table)")
+        .define(STORE_URL_CONFIG, Type.STRING, "", None, Importance.MEDIUM,
+                "For an s3:// table: the endpoint of an S3-compatible store (http://host:port); empty: AWS S3")
+        .define(ACCESS_KEY_ID_CONFIG, Type.STRING, "", None, Importance.MEDIUM,
+                "For an s3:// table: the AWS access key ID; empty: the environment's credentials (variables, "
+                "profile, instance role)")
+        .define(SECRET_ACCESS_KEY_CONFIG, Type.PASSWORD, None, None, Importance.MEDIUM,
+                "For an s3:// table: the secret access key of 'aws.access.key.id' (a config provider reference "
+                "such as ${file:/secrets/aws.properties:secret} keeps it out of the connector's config)")
+        .define(REGION_CONFIG, Type.STRING, "", None, Importance.LOW,
+                "For an s3:// table: the AWS region of its bucket; empty: the environment's")
     )
 
 
@@ -123,8 +149,12 @@ def location_problems(parsed: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     if table and not _TABLE_NAME.fullmatch(table):
         return [(TABLE_CONFIG, table, "A table name is 'name' or 'db.name' (letters, digits and '_', not "
                                       "starting with a digit)")]
-    if path and "://" in path and not path.startswith("file://"):
-        return [(PATH_CONFIG, path, "Only local or mounted directories are supported (no URI scheme)")]
+    for key, where in ((PATH_CONFIG, path), (WAREHOUSE_CONFIG, None if path else parsed.get(WAREHOUSE_CONFIG))):
+        if where and "://" in where and not where.startswith("file://") and not is_object_store_uri(where):
+            return [(key, where, "A table is in a local or mounted directory or in an object store: "
+                                 f"{', '.join(s + '://' for s in OBJECT_STORE_SCHEMES)} (file:// for a local path)")]
+    if parsed.get(ACCESS_KEY_ID_CONFIG) and not parsed.get(SECRET_ACCESS_KEY_CONFIG):
+        return [(SECRET_ACCESS_KEY_CONFIG, None, f"'{ACCESS_KEY_ID_CONFIG}' is set: set its secret access key too")]
     return []
 
 
@@ -167,15 +197,25 @@ def add_problems(values: list[ConfigValue], problems: Any) -> list[ConfigValue]:
     return values
 
 
-def table_dir(parsed: Mapping[str, Any]) -> str:
-    """The absolute directory of the table a (valid) configuration names.
+def table_location(parsed: Mapping[str, Any]) -> str:
+    """The absolute directory, or the object store URI, of the table a (valid) configuration names.
 
-    >>> table_dir({"path": "/tmp/t"}), table_dir({"table": "t", "warehouse.dir": "/wh"})
+    >>> table_location({"path": "/tmp/t"}), table_location({"table": "t", "warehouse.dir": "/wh"})
     ('/tmp/t', '/wh/t')
     """
     path = parsed.get(PATH_CONFIG)
-    if path:
-        return os.path.abspath(path.removeprefix("file://"))
-    db, _, name = parsed[TABLE_CONFIG].rpartition(".")
-    warehouse = parsed.get(WAREHOUSE_CONFIG) or DEFAULT_WAREHOUSE
-    return os.path.abspath(os.path.join(warehouse, f"{db}.db", name) if db else os.path.join(warehouse, name))
+    if not path:
+        db, _, name = parsed[TABLE_CONFIG].rpartition(".")
+        path = posixpath.join(parsed.get(WAREHOUSE_CONFIG) or DEFAULT_WAREHOUSE, f"{db}.db" if db else "", name)
+    if is_object_store_uri(path):
+        return path.rstrip("/")
+    return os.path.abspath(path.removeprefix("file://"))
+
+
+def table_store(parsed: Mapping[str, Any]) -> TableStore:
+    """The store of the table a (valid) configuration names, with its S3 settings."""
+    secret = parsed.get(SECRET_ACCESS_KEY_CONFIG)
+    options = s3_options(parsed.get(STORE_URL_CONFIG), parsed.get(ACCESS_KEY_ID_CONFIG),
+                         secret.value if isinstance(secret, Password) else secret, parsed.get(REGION_CONFIG))
+    location = table_location(parsed)
+    return TableStore(location, options if location.lower().startswith(("s3://", "s3a://")) else {})

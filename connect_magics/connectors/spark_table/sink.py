@@ -1,4 +1,5 @@
-"""``SparkTableSink``: records of Kafka topics into a Parquet directory or a Delta table, exactly once.
+"""``SparkTableSink``: records of Kafka topics into a Parquet directory or a Delta table, exactly once, on a
+local or mounted directory or an object store (``s3://``, ``gs://``, ``abfss://``: see :mod:`.store`).
 
 A task buffers the records of each topic partition and writes them (with pyarrow or delta-rs, never a
 SparkSession, so it runs the same on a kernel thread and in a Spark executor's Python worker) when a
@@ -82,8 +83,8 @@ class SparkTableSinkTask(SinkTask):
 
     def start(self, props: dict[str, str]) -> None:
         parsed = SparkTableSinkConnector.parse(props)
-        directory = settings.table_dir(parsed)
-        self.table_log = DeltaLog(directory) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetLog(directory)
+        store = settings.table_store(parsed)
+        self.table_log = DeltaLog(store) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetLog(store)
         self.rows = TableRows(parsed[settings.COORDINATES_CONFIG], parsed[settings.KEY_COLUMN_CONFIG],
                               parsed[settings.HEADERS_COLUMN_CONFIG], parsed[settings.NULL_VALUES_CONFIG])
         self.flush_size = parsed[settings.FLUSH_SIZE_CONFIG]

@@ -32,7 +32,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from connect_magics.api.connector import SourceConnector, SourceTask, Task
 from connect_magics.api.data import Schema, SchemaBuilder
@@ -42,6 +41,7 @@ from connect_magics.connectors.file import _is_long, _partition_dict, _plugin_ve
 from connect_magics.connectors.spark_table import settings
 from connect_magics.connectors.spark_table.arrow_types import connect_schema, connect_value
 from connect_magics.connectors.spark_table.feeds import DataFile, DeltaFeed, Feed, ParquetFeed
+from connect_magics.connectors.spark_table.store import TableStore
 from connect_magics.connectors.spark_table.table_connector import TableConnector
 
 __all__ = ["SparkTableSourceConnector", "SparkTableSourceTask", "check_offset", "row_schema"]
@@ -55,8 +55,8 @@ COLUMN_VALUE_FIELD = "column_value"
 
 
 def _feed(parsed: dict[str, Any]) -> Feed:
-    directory = settings.table_dir(parsed)
-    return DeltaFeed(directory) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetFeed(directory)
+    store = settings.table_store(parsed)
+    return DeltaFeed(store) if parsed[settings.FORMAT_CONFIG] == "delta" else ParquetFeed(store)
 
 
 def row_schema(schema: pa.Schema) -> Schema:
@@ -154,7 +154,7 @@ class SparkTableSourceTask(SourceTask):
         self.topic = ""
         self.batch_size = 1000
         self.poll_interval = 1.0
-        self.feed: Feed = ParquetFeed("")
+        self.feed: Feed = ParquetFeed(TableStore(""))
         self.partition: dict[str, Any] = {}
         self.column = ""
         self._stopping = threading.Event()
@@ -251,7 +251,7 @@ class SparkTableSourceTask(SourceTask):
 
     def _open(self, file: DataFile, skip: int) -> bool:
         try:
-            reader = pq.ParquetFile(self.feed.path(file))
+            reader = self.feed.parquet_file(file)
         except FileNotFoundError:
             log.warning("Data file %s of %s disappeared before it was read; skipping it", file.name,
                         self.feed.directory)

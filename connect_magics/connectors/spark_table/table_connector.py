@@ -52,7 +52,7 @@ class TableConnector:
     def start(self, props: dict[str, str]) -> None:
         parsed = self.parse(props)
         self._props = {k: v for k, v in props.items() if k != settings.TABLE_CONFIG}
-        self._props[settings.PATH_CONFIG] = settings.table_dir(parsed)
+        self._props[settings.PATH_CONFIG] = settings.table_location(parsed)
 
     def stop(self) -> None:
         """Nothing to do: the connector does no background work."""

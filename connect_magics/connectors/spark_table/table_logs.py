@@ -5,12 +5,14 @@ the table itself) and :meth:`commit` (rows of some topic partitions, with the of
 made durable at once per partition). Neither needs a SparkSession: they run wherever the task runs.
 
 - :class:`ParquetLog`: one Parquet file per partition and commit, named
-  ``<topic>+<partition>+<first offset>+<last offset>.parquet`` (offsets zero-padded to 20 digits), written
-  under a hidden temporary name, fsynced and renamed: a file is there whole or not at all, and its name
-  says which offsets it holds.
+  ``<topic>+<partition>+<first offset>+<last offset>.parquet`` (offsets zero-padded to 20 digits), there
+  whole or not at all (:meth:`.TableStore.write_parquet`: a local file is renamed into place, an object
+  is one upload); its name says which offsets it holds.
 - :class:`DeltaLog`: one Delta commit per call, carrying an application transaction per partition
   (app id ``connect_magics:<topic>:<partition>``, version = the next offset), as Spark's idempotent
-  Delta writes (``txnAppId``/``txnVersion``) do.
+  Delta writes (``txnAppId``/``txnVersion``) do. Two writers never both commit a version: a local commit
+  file is created only if absent, and on S3 delta-rs writes it with a conditional put (``If-None-Match``),
+  which S3 has honoured since 2024; the loser reads the winner's commit and tries again.
 
 Example::
 
@@ -21,16 +23,14 @@ Example::
 from __future__ import annotations
 
 import logging
-import os
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import TopicPartition
+from connect_magics.connectors.spark_table.store import TableStore
 
 __all__ = ["DeltaLog", "ParquetLog", "TableLog", "app_id", "data_file_name", "parse_data_file_name"]
 
@@ -84,20 +84,14 @@ class TableLog:
 class ParquetLog(TableLog):
     """A directory of Parquet files whose names carry the offsets they hold."""
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-
-    def _names(self) -> list[str]:
-        try:
-            return os.listdir(self.directory)
-        except FileNotFoundError:
-            return []
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
 
     def durable_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Read from the file names; also removes temporary files a crashed writer left for ``partitions``."""
         wanted = set(partitions)
         found: dict[TopicPartition, int] = {}
-        for name in self._names():
+        for name in self.store.names():
             hidden = name.startswith(".") and name.endswith(".tmp")
             parsed = parse_data_file_name(name[1:].split(".parquet.", 1)[0] + ".parquet" if hidden else name)
             if parsed is None or parsed[0] not in wanted:
@@ -105,41 +99,14 @@ class ParquetLog(TableLog):
             tp, _, last = parsed
             if hidden:
                 log.info("Removing %s, a file a writer of %s left unfinished", name, tp)
-                try:
-                    os.remove(os.path.join(self.directory, name))
-                except FileNotFoundError:
-                    pass
+                self.store.remove(name)
             else:
                 found[tp] = max(found.get(tp, 0), last + 1)
         return found
 
     def commit(self, batch: Batch) -> None:
-        os.makedirs(self.directory, exist_ok=True)
         for tp, (table, first, last) in batch.items():
-            name = data_file_name(tp, first, last)
-            temporary = os.path.join(self.directory, f".{name}.{uuid.uuid4().hex}.tmp")
-            try:
-                with open(temporary, "wb") as out:
-                    pq.write_table(table, out)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(temporary, os.path.join(self.directory, name))
-            except BaseException:
-                try:
-                    os.remove(temporary)
-                except FileNotFoundError:
-                    pass
-                raise
-        _fsync_directory(self.directory)
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make renames in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            self.store.write_parquet(data_file_name(tp, first, last), table)
 
 
 class DeltaLog(TableLog):
@@ -148,8 +115,8 @@ class DeltaLog(TableLog):
     COMMIT_ATTEMPTS = 3
     """How often a commit is tried when a concurrent writer (another task) committed first."""
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
         self._table = None
 
     def _refreshed(self):  # -> deltalake.DeltaTable | None
@@ -158,7 +125,7 @@ class DeltaLog(TableLog):
 
         if self._table is None:
             try:
-                self._table = DeltaTable(self.directory)
+                self._table = DeltaTable(self.store.uri, storage_options=dict(self.store.options))
             except TableNotFoundError:
                 return None
         else:
@@ -190,12 +157,13 @@ class DeltaLog(TableLog):
             if ahead:
                 raise ConnectException(
                     f"Another writer already committed offsets of {', '.join(map(str, ahead))} to the Delta table "
-                    f"{self.directory}; this task stops so that its records are not written twice")
+                    f"{self.store.location}; this task stops so that its records are not written twice")
             try:
-                write_deltalake(self.directory, rows, mode="append", schema_mode="merge",
+                write_deltalake(self.store.uri, rows, mode="append", schema_mode="merge",
+                                storage_options=dict(self.store.options),
                                 commit_properties=CommitProperties(app_transactions=transactions))
                 return
             except CommitFailedError:
                 if attempt == self.COMMIT_ATTEMPTS:
                     raise
-                log.info("Delta commit to %s lost a race with another writer; trying again", self.directory)
+                log.info("Delta commit to %s lost a race with another writer; trying again", self.store.location)
