@@ -27,9 +27,10 @@ _zip_dir: Path | None = None
 
 def ship_to_executors(spark: Any, *also: str) -> list[Path]:
     """Add connect_magics, and the packages or modules named in ``also`` (a connector plugin's top-level
-    package), to ``spark``'s executors' Python as zips of their ``.py`` files, taken from where this Python
-    imports them. Call it before the runtime starts tasks with ``executor="spark"``. A second call for the
-    same session adds nothing again (a name is shipped once per session). Returns the zips, in order.
+    package; a dotted name ships its top-level package), to ``spark``'s executors' Python as zips of their
+    ``.py`` files, taken from where this Python imports them. Call it before the runtime starts tasks with
+    ``executor="spark"``. A second call for the same session adds nothing again (a name is shipped once per
+    session). Returns the zips, in order.
 
     It ships pure Python only: connect_magics' dependencies (confluent-kafka, a compiled wheel, pandas,
     pyarrow) must be installed on every node, or the session must run a packed environment
@@ -40,7 +41,7 @@ def ship_to_executors(spark: Any, *also: str) -> list[Path]:
     [PosixPath('/tmp/connect-magics-ship-.../connect_magics.zip'), PosixPath('/tmp/.../acme_connect.zip')]
     """
     names = list(dict.fromkeys(["connect_magics", *(name.split(".")[0] for name in also)]))
-    remote = type(spark).__module__.startswith("pyspark.sql.connect")
+    remote = any(cls.__module__.startswith("pyspark.sql.connect") for cls in type(spark).__mro__)
     key = spark if remote else spark.sparkContext
     with _lock:
         shipped = _shipped.setdefault(key, {})
