@@ -6,7 +6,9 @@ Everything else (the runtime, the magics, the REST worker, the threads and proce
 
 from __future__ import annotations
 
-__all__ = ["pyspark_major", "require_pyspark"]
+from connect_magics.spark.shipping import ship_to_executors
+
+__all__ = ["pyspark_major", "require_pyspark", "ship_to_executors"]
 
 
 def require_pyspark(what: str) -> None:

@@ -184,11 +184,12 @@ def missing_module_error(error: BaseException, task: str) -> ModuleNotFoundError
     module = found.group(1)
     what = ("connect_magics" if module.split(".")[0] == "connect_magics"
             else f"module '{module}' (its connector plugin's, or a library the plugin uses)")
+    ship = "spark" if what == "connect_magics" else f"spark, {module.split('.')[0]!r}"
     return ModuleNotFoundError(
         f"The Spark executors' Python cannot import {what}, which task {task} runs with: install "
         f"{'connect-magics' if what == 'connect_magics' else 'it'} on every node (a Databricks cluster library, an "
-        "EMR bootstrap action) or ship it with the session (SparkContext.addPyFile of a zip, or spark.archives "
-        "with a packed environment); see docs/deploy.md, \"Spark executors\"", name=module)
+        f"EMR bootstrap action) or ship it with the session (connect_magics.spark.ship_to_executors({ship}), or "
+        "spark.archives with a packed environment); see docs/deploy.md, \"Spark executors\"", name=module)
 
 
 _MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")

@@ -8,50 +8,19 @@ task's state and trace once it is FAILED."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from executor_python import BLOCKED, executor_python, platform_session  # tests/spark, beside this script
 
 from connect_magics import ConnectRuntime
-from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers import wait_until  # noqa: E402  (tests/helpers.py)
 
-#: Imported by every Python the wrapper below starts: connect_magics cannot be imported there.
-BLOCKER = '''import sys
-
-
-class _WithoutConnectMagics:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "connect_magics":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, _WithoutConnectMagics())
-'''
-
-
-def python_without_connect_magics(workdir: Path) -> Path:
-    """This environment's Python, with connect_magics made impossible to import (a sitecustomize)."""
-    (workdir / "sitecustomize.py").write_text(BLOCKER)
-    wrapper = workdir / "python"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{workdir}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    return wrapper
-
 
 def main(bootstrap: str, group: str, source: str, topic: str, workdir: str) -> int:
-    os.environ["JAVA_HOME"] = find_java(prefer=SPARK_JAVA_VERSIONS).home
-    os.environ["PYSPARK_PYTHON"] = str(python_without_connect_magics(Path(workdir)))  # the executors' Python
-    spark = (SparkSession.builder.master("local[1]")
-             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.memory", "1g").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark = platform_session(executor_python(Path(workdir), BLOCKED))
     with ConnectRuntime(bootstrap, group, spark=spark, executor="spark") as rt:
         rt.create_connector("src", {"connector.class": "FileStreamSource", "file": source, "topic": topic})
 
