@@ -396,6 +396,7 @@ class JsonConverter(_DualConverter):
         """Forget the compiled payload readers (functions: not pickled, rebuilt on use)."""
         size = self._to_connect_cache.max_size
         self._readers = LRUCache(size)  # Schema -> payload reader
+        self._writers = LRUCache(size)  # Schema -> payload writer
         self._envelopes = LRUCache(size)  # raw envelope text up to the payload -> (that text, schema, reader)
         self._last_envelope: tuple[bytes, Schema | None, Callable[[Any], Any]] | None = None
         self._last_written: tuple[Schema | None, bytes] = (None, b"")  # the last schema written, its envelope's start
@@ -417,10 +418,16 @@ class JsonConverter(_DualConverter):
             payload = value.encode("utf-8")
             payload = b'"' + payload + b'"' if len(payload.translate(None, _JSON_ESCAPED)) == len(payload) \
                 else _quote(value).encode("utf-8")
-        elif schema is None and value is None:
-            return None
-        else:
+        elif schema is None:
+            if value is None:
+                return None
             payload = _dump(self._to_json(schema, value)).encode("utf-8")
+        else:
+            write = self._writers.get(schema)
+            if write is None:
+                write = self._compile_writer(schema)
+                self._writers.put(schema, write)
+            payload = write(value).encode("utf-8")
         if not self.schemas_enabled:
             return payload
         last_schema, start = self._last_written
@@ -428,6 +435,39 @@ class JsonConverter(_DualConverter):
             start = ('{"schema":' + self.as_json_schema_text(schema) + ',"payload":').encode("utf-8")
             self._last_written = (schema, start)
         return start + payload + b"}"
+
+    def _compile_writer(self, schema: Schema) -> Callable[[Any], str]:
+        """A function writing a value of ``schema`` as :meth:`_to_json` then :func:`_dump` would, sooner for
+        the values most records hold (plain integers, strings, booleans, floats, structs of them); any other
+        value (null, a logical type, a value of the wrong type) takes that generic path, errors included."""
+        def generic(value: Any) -> str:
+            return _dump(self._to_json(schema, value))
+
+        type_ = schema.type
+        if schema.name in _LOGICAL:
+            logical = _LOGICAL[schema.name][0]
+            return lambda value: generic(value) if value is None else _dump(logical(self, schema, value))
+        if type_ in _INT_BITS:
+            return lambda value: str(value) if value.__class__ is int else generic(value)
+        if type_ is SchemaType.STRING:
+            return lambda value: _quote(value) if value.__class__ is str else generic(value)
+        if type_ is SchemaType.BOOLEAN:
+            return lambda value: "true" if value is True else "false" if value is False else generic(value)
+        if type_ is SchemaType.FLOAT64:
+            return lambda value: _dump(value) if value.__class__ is float else generic(value)
+        if type_ is not SchemaType.STRUCT:
+            return generic
+        # (index, '"name":', writer, whether a null is written as null: optional, no default to put instead)
+        fields = [(f.index, _quote(f.name) + ":", self._compile_writer(f.schema),
+                   f.schema.optional and f.schema.default_value is None) for f in schema.fields]
+
+        def struct(value: Any) -> str:
+            if value.__class__ is not Struct or value.schema is not schema:
+                return generic(value)
+            values = value._values
+            return "{" + ",".join([key + ("null" if (v := values[index]) is None and nullable else write(v))
+                                   for index, key, write, nullable in fields]) + "}"
+        return struct
 
     def as_json_schema_text(self, schema: Schema | None) -> str:
         """The serialized JSON form of ``schema`` (``null`` for None), cached."""
@@ -700,7 +740,7 @@ class JsonConverter(_DualConverter):
 
 _MISSING: Any = object()
 _ENVELOPE_START = b'{"schema":'
-_COMPILED = ("_readers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
+_COMPILED = ("_readers", "_writers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
 _PAYLOAD_KEY = ',"payload":'
 
 

@@ -233,3 +233,65 @@ def test_strings_are_written_as_the_general_path_writes_them(text, schema, schem
 _ESCAPES_JACKSON = {i: f"\\u{i:04X}" for i in range(0x20)} | {
     ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n", ord("\f"): "\\f",
     ord("\r"): "\\r"}
+
+
+_NESTED = SchemaBuilder.struct().name("inner").field("n", INT32_SCHEMA).optional().build()
+_ROW = (SchemaBuilder.struct().name("row")
+        .field("id", INT64_SCHEMA).field("name", OPTIONAL_STRING_SCHEMA).field("f", FLOAT64_SCHEMA)
+        .field("ok", SchemaBuilder.bool().optional().build())
+        .field("dflt", SchemaBuilder.int32().optional().default_value(7).build())
+        .field("price", Decimal.builder(2).optional().build()).field("ts", Timestamp.builder().optional().build())
+        .field("tags", SchemaBuilder.array(STRING_SCHEMA).optional().build()).field("inner", _NESTED).build())
+
+
+def _row(**values) -> Struct:
+    """A row of ``_ROW``; values put without Struct.put's checks, so that a bad one reaches the converter."""
+    row = Struct(_ROW).put("id", 1).put("f", 0.5)
+    for name, value in values.items():
+        row._values[_ROW.field(name).index] = value
+    return row
+
+
+def _generic(converter: JsonConverter, schema, value) -> bytes:
+    """What from_connect_data wrote before it compiled writers: the general path, envelope and all."""
+    from connect_magics.api.converters import _dump
+    return (('{"schema":' + converter.as_json_schema_text(schema) + ',"payload":'
+             + _dump(converter._to_json(schema, value)) + "}").encode("utf-8"))
+
+
+@pytest.mark.parametrize("replace_null", ["true", "false"])
+@pytest.mark.parametrize("decimal_format", ["BASE64", "NUMERIC"])
+@pytest.mark.parametrize(("schema", "value"), [
+    (INT64_SCHEMA, 5), (INT32_SCHEMA, -(1 << 40)), (FLOAT64_SCHEMA, 1e-7), (FLOAT64_SCHEMA, float("nan")),
+    (FLOAT64_SCHEMA, 3), (OPTIONAL_STRING_SCHEMA, None), (OPTIONAL_STRING_SCHEMA, "tab\there \u00e9 \u0001"),
+    (SchemaBuilder.bool().build(), False), (SchemaBuilder.int8().optional().default_value(3).build(), None),
+    (Timestamp.SCHEMA, dt.datetime(2026, 1, 1, tzinfo=UTC)), (Date.SCHEMA, dt.date(2026, 1, 2)),
+    (_ROW, _row()), (_ROW, _row(name="x", ok=True, price=D("1.25"), ts=dt.datetime(2026, 1, 1, tzinfo=UTC),
+                                tags=["a", "b"], inner=Struct(_NESTED).put("n", 4))),
+    (_ROW, _row(dflt=None, ok=None, name=None)), (_NESTED, None),
+])
+def test_compiled_writers_write_what_the_general_path_writes(schema, value, decimal_format, replace_null) -> None:
+    c = JsonConverter()
+    c.configure({"decimal.format": decimal_format, "replace.null.with.default": replace_null}, is_key=False)
+    expected = _generic(c, schema, value)
+    assert c.from_connect_data(TOPIC, schema, value) == expected
+    assert c.from_connect_data(TOPIC, schema, value) == expected  # the compiled writer, cached
+
+
+@pytest.mark.parametrize(("schema", "value", "message"), [
+    (INT64_SCHEMA, True, "Invalid type for INT64: class bool"),
+    (INT32_SCHEMA, "1", "Invalid type for INT32: class str"),
+    (STRING_SCHEMA, None, "Conversion error: null value for field that is required and has no default value"),
+    (SchemaBuilder.bool().build(), 1, "Invalid type for BOOLEAN: class int"),
+    (_ROW, _row(id=None), "Conversion error: null value for field that is required"),
+    (_ROW, _row(ts=5), "Invalid type for Timestamp"),
+    (_ROW, Struct(_NESTED), "Mismatching schema."),
+    (_ROW, None, "Conversion error: null value for field that is required and has no default value"),
+])
+def test_compiled_writers_refuse_what_the_general_path_refuses(schema, value, message) -> None:
+    c = JsonConverter()
+    with pytest.raises(DataException) as general:
+        _generic(c, schema, value)
+    with pytest.raises(DataException) as compiled:
+        c.from_connect_data(TOPIC, schema, value)
+    assert str(compiled.value) == str(general.value) and str(general.value).startswith(message)
