@@ -1,5 +1,6 @@
-"""``executor="spark"`` on a Spark standalone cluster: a master and two worker JVMs (tests/spark_cluster.py), and a
-Connect worker whose SparkSession is on that master, in a process of its own (spark_cluster_host.py).
+"""``executor="spark"`` on a Spark standalone cluster: a master and two worker JVMs
+(connect_magics/local/spark_cluster.py), and a Connect worker whose SparkSession is on that master, in a process
+of its own (spark_cluster_host.py).
 
 A SparkTableSink with ``tasks.max=2`` runs one task on each worker JVM; one worker JVM is killed with SIGKILL while
 records stream in; Spark runs the lost task again on the other worker, and the table holds every record
@@ -22,9 +23,9 @@ import pytest
 from helpers import RestClient, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 from raw_topics import create_topics
-from spark_cluster import SparkCluster, alive
 
 from connect_magics import ConnectRuntime
+from connect_magics.local.spark_cluster import SparkCluster, alive
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"),
                                                                       reason="reads process ancestry from /proc")]

@@ -1,5 +1,6 @@
-"""A Spark standalone cluster on 127.0.0.1 for tests: a master and worker JVMs started from pyspark's own
-``bin/spark-class`` (no Spark distribution needed), each worker with its own work directory.
+"""A Spark standalone cluster on 127.0.0.1 for tests and benchmarks (tests/spark/test_spark_cluster.py,
+``bench/bench_spark.py --cluster``): a master and worker JVMs started from pyspark's own ``bin/spark-class`` (no
+Spark distribution needed), each worker with its own work directory.
 
 >>> with SparkCluster(tmp_path, workers=2) as cluster:  # doctest: +SKIP
 ...     session_on(cluster.master_url)
@@ -16,10 +17,9 @@ import json
 import os
 import signal
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
-
-from helpers import wait_until
 
 from connect_magics.local.broker import free_port
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
@@ -130,10 +130,20 @@ class SparkCluster:
                 return "exited"
             return "ready" if self.alive_workers() >= n else None
 
-        outcome = wait_until(ready_or_exited, self.start_timeout,
-                             message=lambda: f"{n} ALIVE workers on {self.master_url}\n{self.log_tails()}")
-        if outcome == "exited":
-            raise RuntimeError(f"A Spark JVM exited while the cluster started:\n{self.log_tails()}")
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            try:
+                outcome = ready_or_exited()
+            except (OSError, ValueError):  # the master's web UI not answering yet
+                outcome = None
+            if outcome == "exited":
+                raise RuntimeError(f"A Spark JVM exited while the cluster started:\n{self.log_tails()}")
+            if outcome == "ready":
+                return
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {self.start_timeout} s waiting for {n} ALIVE workers on "
+                                   f"{self.master_url}\n{self.log_tails()}")
+            time.sleep(0.05)
 
     def log_tails(self, chars: int = 3000) -> str:
         """The end of every JVM's log, for failure messages."""
