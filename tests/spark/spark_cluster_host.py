@@ -3,8 +3,8 @@ in a process of its own (the test process holds a local SparkContext, and a proc
 
 Usage: python spark_cluster_host.py BOOTSTRAP GROUP MASTER_URL [WORKER_PROPS_JSON]; prints ``REST <url>`` once
 the REST API listens, and runs until SIGTERM (then closes the runtime, stopping its tasks, and the session).
-The application takes ``spark.cores.max=2`` one-core executors, which the master spreads over the workers
-(one per worker on two workers); the executors' Python workers run this Python, with this connect_magics.
+The application takes ``spark.cores.max=3`` one-core executors (one per task: a source and two sink tasks), which
+the master spreads over the workers; the executors' Python workers run this Python, with this connect_magics.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from connect_magics.rest import RestServer
 from connect_magics.spark.session import local_spark_session
 
 CLUSTER_CONF = {
-    "spark.cores.max": "2",
+    "spark.cores.max": "3",
     "spark.executor.cores": "1",
     "spark.executor.memory": "512m",
 }

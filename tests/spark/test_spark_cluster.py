@@ -2,10 +2,10 @@
 (connect_magics/local/spark_cluster.py), and a Connect worker whose SparkSession is on that master, in a process
 of its own (spark_cluster_host.py).
 
-A SparkTableSink with ``tasks.max=2`` runs one task on each worker JVM; one worker JVM is killed with SIGKILL while
-records stream in; Spark runs the lost task again on the other worker, and the table holds every record
-exactly once. The FileStreamSource feeding the topic runs on this process's threads (a runtime of its own group):
-the application's two one-core executors are held by the two sink tasks for as long as they run."""
+A FileStreamSource (exactly once) feeds a topic and a SparkTableSink with ``tasks.max=2`` writes it into a table, all
+three tasks on the cluster, the two sink tasks on different worker JVMs; the worker JVM of the sink task holding
+more unflushed records is killed with SIGKILL while records stream in; Spark runs the lost tasks again on the
+other worker, and the table holds every line of the file exactly once."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from helpers import RestClient, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 from raw_topics import create_topics
 
-from connect_magics import ConnectRuntime
 from connect_magics.local.spark_cluster import SparkCluster, alive
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -36,7 +35,10 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 # broker's minimum (6 s) rather than the consumer default (45 s). The sink writes a partition once it got no record
 # for flush.idle.ms (10 s), and offsets are committed rarely (each commit writes what is buffered): records a
 # task read just before the kill are in its buffers only.
-HOST_WORKER = '{"offset.flush.interval.ms": "300000", "consumer.session.timeout.ms": "6000"}'
+# The source is exactly once (a lost source task's records are aborted, and it resumes from its committed offsets),
+# and the sink reads committed records only.
+HOST_WORKER = ('{"offset.flush.interval.ms": "300000", "consumer.session.timeout.ms": "6000", '
+               '"exactly.once.source.support": "enabled", "consumer.isolation.level": "read_committed"}')
 BATCH = 2000  # lines written before the kill, around it, and after it
 READ_METRIC = "kafka_connect_sink_task_metrics_sink_record_read"
 
@@ -67,8 +69,9 @@ class ClusterWorker:
 
 @pytest.fixture
 def spark_cluster(tmp_path: Path) -> Iterator[SparkCluster]:
-    """A master and two workers of 2 cores and 1 GB each (the application takes one one-core executor on each)."""
-    with SparkCluster(tmp_path / "cluster", workers=2, cores=2, memory="1g") as cluster:
+    """A master and two workers of 3 cores and 2 GB each: the application's three one-core executors of 512 MB
+    (one per task) all fit on the worker left after the other is killed. Spark's cores are slots, not CPUs."""
+    with SparkCluster(tmp_path / "cluster", workers=2, cores=3, memory="2g") as cluster:
         yield cluster
 
 
@@ -123,9 +126,9 @@ def test_a_task_on_a_killed_worker_jvm_runs_again_on_the_other_worker_and_every_
     def context() -> str:
         return f"\n{cluster_worker.log_tail()}\n{spark_cluster.log_tails()}"
 
-    def running() -> dict[int, int]:
-        """task -> Python worker pid of the sink's RUNNING tasks."""
-        code, body, _ = rest("GET", f"/connectors/{sink}/status")
+    def running(connector: str = sink) -> dict[int, int]:
+        """task -> Python worker pid of the connector's RUNNING tasks."""
+        code, body, _ = rest("GET", f"/connectors/{connector}/status")
         return {t["id"]: python_pid(t["worker_id"]) for t in body["tasks"] if t["state"] == "RUNNING"} \
             if code == 200 else {}
 
@@ -134,14 +137,23 @@ def test_a_task_on_a_killed_worker_jvm_runs_again_on_the_other_worker_and_every_
         "value.converter": STRING, "kafka.coordinates": "true", "flush.idle.ms": "10000"}})
     assert code == 201, body
 
-    # each task on its own worker JVM (its Python worker descends from the worker's executor)
+    # each task on its own worker JVM (its Python worker descends from the worker's executor). Spark gives a task's
+    # job any free executor: when both landed on one worker, task 1 is restarted until it runs on the other.
+    restarted: set[int] = set()  # the Python worker pids of task 1 that were restarted
+
     def placed() -> dict[int, int] | None:
         pids = running()
         workers = {task: spark_cluster.worker_of(pid) for task, pid in pids.items()}
-        return workers if sorted(workers) == [0, 1] and None not in workers.values() else None
-    workers = wait_until(placed, 240, message=lambda: f"both sink tasks RUNNING on worker JVMs{context()}")
+        if sorted(workers) != [0, 1] or None in workers.values():
+            return None
+        if workers[0] == workers[1]:
+            if pids[1] not in restarted:
+                restarted.add(pids[1])
+                rest("POST", f"/connectors/{sink}/tasks/1/restart")
+            return None
+        return workers
+    workers = wait_until(placed, 240, message=lambda: f"the sink tasks RUNNING on both worker JVMs{context()}")
     pids = running()
-    assert workers[0] != workers[1], workers
 
     def reads() -> dict[int, float]:
         """task -> records it read (sink-record-read-total), from the host's GET /metrics."""
@@ -151,32 +163,38 @@ def test_a_task_on_a_killed_worker_jvm_runs_again_on_the_other_worker_and_every_
                 for s in family.samples if s.name in (READ_METRIC, f"{READ_METRIC}_total")
                 and s.labels.get("connector") == sink}
 
-    with ConnectRuntime(bootstrap, f"src-{unique}", {"offset.flush.interval.ms": "500"}, executor="threads") as src_rt:
-        src_rt.create_connector("src", {"connector.class": "FileStreamSource", "file": str(src), "topic": topic,
-                                        "value.converter": STRING})
-        append(src, 0, BATCH)
-        wait_until(lambda: rows(table) == BATCH, 120, message=lambda: f"{BATCH} rows{context()}")
-        before = reads()
-        append(src, BATCH, 2 * BATCH)
-        # mid-stream: the second batch read by the tasks, in their buffers until flush.idle.ms passes
-        def second_batch_read() -> dict[int, float] | None:
-            now = reads()
-            return now if sum(now.values()) == 2 * BATCH else None
-        after = wait_until(second_batch_read, 120, message=lambda: f"{2 * BATCH} records read by the tasks{context()}")
-        task = max(after, key=lambda t: after[t] - before.get(t, 0))  # the one holding more of the second batch
-        victim, survivor = workers[task], workers[1 - task]
-        killed_pid = pids[task]
-        spark_cluster.kill_worker(victim)
-        assert rows(table) == BATCH  # some records in the table, the second batch only in the tasks' buffers
-        append(src, 2 * BATCH, 3 * BATCH)
-        # the killed worker's executor exits (it lost its worker), and its Python workers with it
-        wait_until(lambda: not alive(killed_pid), 60,
-                   message=lambda: f"the killed worker's Python worker {killed_pid} gone{context()}")
-        # Spark runs the lost task again on an executor the master starts on the other worker
-        wait_until(lambda: (pid := running().get(task)) not in (None, killed_pid)
-                   and spark_cluster.worker_of(pid) == survivor, 180,
-                   message=lambda: f"task {task} RUNNING again on worker {survivor}{context()}")
-        wait_until(lambda: rows(table) >= 3 * BATCH, 180, message=lambda: f"{3 * BATCH} rows{context()}")
+    code, body, _ = rest("POST", "/connectors", {"name": "src", "config": {
+        "connector.class": "FileStreamSource", "file": str(src), "topic": topic, "value.converter": STRING}})
+    assert code == 201, body
+    source_pid = wait_until(lambda: running("src").get(0), 240, message=lambda: f"the source RUNNING{context()}")
+    assert spark_cluster.worker_of(source_pid) is not None  # on a worker JVM too
+    append(src, 0, BATCH)
+    wait_until(lambda: rows(table) == BATCH, 120, message=lambda: f"{BATCH} rows{context()}")
+    before = reads()
+    append(src, BATCH, 2 * BATCH)
+    # mid-stream: the second batch read by the tasks, in their buffers until flush.idle.ms passes
+    def second_batch_read() -> dict[int, float] | None:
+        now = reads()
+        return now if sum(now.values()) == 2 * BATCH else None
+    after = wait_until(second_batch_read, 120, message=lambda: f"{2 * BATCH} records read by the tasks{context()}")
+    task = max(after, key=lambda t: after[t] - before.get(t, 0))  # the one holding more of the second batch
+    victim, survivor = workers[task], workers[1 - task]
+    killed_pid = pids[task]
+    source_lost = spark_cluster.worker_of(source_pid) == victim
+    spark_cluster.kill_worker(victim)
+    assert rows(table) == BATCH  # some records in the table, the second batch only in the tasks' buffers
+    append(src, 2 * BATCH, 3 * BATCH)
+    # the killed worker's executors exit (they lost their worker), and their Python workers with them
+    wait_until(lambda: not alive(killed_pid), 60,
+               message=lambda: f"the killed worker's Python worker {killed_pid} gone{context()}")
+    # Spark runs the lost tasks again on executors the master starts on the other worker
+    wait_until(lambda: (pid := running().get(task)) not in (None, killed_pid)
+               and spark_cluster.worker_of(pid) == survivor, 180,
+               message=lambda: f"task {task} RUNNING again on worker {survivor}{context()}")
+    wait_until(lambda: (pid := running("src").get(0)) is not None and spark_cluster.worker_of(pid) == survivor,
+               180, message=lambda: f"the source RUNNING on worker {survivor} (lost with the victim: {source_lost})"
+                                    f"{context()}")
+    wait_until(lambda: rows(table) >= 3 * BATCH, 180, message=lambda: f"{3 * BATCH} rows{context()}")
 
     got = ds.dataset(str(table), format="parquet").to_table(columns=["value", "kafka_partition", "kafka_offset"])
     values = got.column("value").to_pylist()
