@@ -53,7 +53,11 @@ def test_a_task_killed_by_force_does_not_stay_running(bootstrap, unique, spark, 
         def failed() -> dict | None:
             return next((s for s in task_states(bootstrap, group, "gen")[before:] if s["state"] == "FAILED"), None)
         status = wait_until(failed, BOUND_S, message="a FAILED status after the kill")
-        assert ("SystemExit" if executor == "threads" else "failed") in status["trace"]
+        if executor == "threads":  # the SystemExit, or, raised inside a C call's callback (the producer's flush),
+            # the SystemError that call then returns: the thread ends either way
+            assert "SystemExit" in status["trace"] or "SystemError" in status["trace"], status["trace"]
+        else:
+            assert "failed" in status["trace"]
         if executor == "threads":
             assert rt.task_status("gen", 0)["state"] == "FAILED"  # a thread's task stays failed, as in Kafka Connect
         else:  # the next generation runs from the committed offsets
