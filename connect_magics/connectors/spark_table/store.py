@@ -18,7 +18,7 @@ credentials (``GOOGLE_APPLICATION_CREDENTIALS``; ``AZURE_STORAGE_ACCOUNT_NAME`` 
 Example::
 
     >>> store = TableStore("/tmp/orders")
-    >>> store.local, store.join("part.parquet")
+    >>> store.local, store.path("part.parquet")
     (True, '/tmp/orders/part.parquet')
 """
 
@@ -96,10 +96,6 @@ class TableStore:
         """The location as delta-rs takes it (``s3a://`` is ``s3://`` to it)."""
         scheme, _, rest = self.location.partition("://")
         return f"s3://{rest}" if scheme.lower() == "s3a" else self.location
-
-    def join(self, name: str) -> str:
-        """The location of ``name`` (a path relative to the table)."""
-        return posixpath.join(self.location, name)
 
     @cached_property
     def _fs(self) -> tuple[pafs.FileSystem, str]:
