@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -32,8 +33,9 @@ class Member:
     def __init__(self, bootstrap: str, group: str, worker: dict[str, str] | None = None) -> None:
         self.port = free_port()
         worker = {**FAST, **(worker or {}), "rest.port": str(self.port)}
+        self.stderr = tempfile.TemporaryFile("w+")  # its warnings, for a failing test to show (log_lines)
         self.proc = subprocess.Popen([sys.executable, str(HOST), bootstrap, group, json.dumps(worker)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True)
         self.roles: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -59,6 +61,11 @@ class Member:
     def role(self) -> str:
         return self.roles[-1] if self.roles else "joining"
 
+    def log_lines(self, *words: str) -> list[str]:
+        """The lines of the member's log (warnings and errors) that contain one of ``words``."""
+        self.stderr.seek(0)
+        return [line.rstrip() for line in self.stderr if any(w in line for w in words)]
+
     def signal(self, sig: int) -> None:
         os.kill(self.proc.pid, sig)
 
@@ -67,3 +74,4 @@ class Member:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.kill()
         self.proc.wait(30)
+        self.stderr.close()

@@ -88,8 +88,21 @@ class Sequences:
     def duplicates(self) -> int:
         return sum(n - 1 for n in self.counts.values())
 
+    def duplicated(self) -> dict[int, tuple[int, int, int]]:
+        """Per task with duplicates: (how many, lowest and highest duplicated sequence number)."""
+        seqs: dict[int, list[int]] = collections.defaultdict(list)
+        for (task, seq), n in self.counts.items():
+            seqs[task].extend([seq] * (n - 1))
+        return {t: (len(s), min(s), max(s)) for t, s in seqs.items() if s}
+
     def close(self) -> None:
         self.consumer.close()
+
+
+def stop_warnings(members: list[Member]) -> str:
+    """What the members logged about stopping, fencing or committing tasks (for a failure's message)."""
+    words = ("stop", "fenced", "commit", "Traceback")
+    return "\n".join(f"{m.worker_id}: {line}" for m in members for line in m.log_lines(*words))
 
 
 def start_members(bootstrap: str, group: str, members: list[Member], count: int,
@@ -152,7 +165,8 @@ def test_members_share_tasks_and_a_joining_member_takes_a_share_without_restarti
                    reported_tasks(bootstrap, group, c.worker_id) == [], 30, message="the members to stop their tasks")
         wait_until(lambda: (sequences.read(), sequences.read())[0] == sequences.read(), 30, message="the last records")
         assert sequences.gaps() == dict.fromkeys(range(6), 0)  # none lost
-        assert sequences.duplicates() == 0  # a moved task stopped (and committed) before its successor started
+        # a moved task stopped (and committed) before its successor started
+        assert sequences.duplicates() == 0, (sequences.duplicated(), before, after, stop_warnings(members))
     finally:
         sequences.close()
 
