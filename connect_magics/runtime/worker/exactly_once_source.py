@@ -24,7 +24,7 @@ from confluent_kafka import KafkaError, KafkaException
 from connect_magics.api.connector import SourceTaskContext, TransactionContext
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.config.exactly_once import TransactionBoundary
-from connect_magics.runtime.worker.source_runner import SourceTaskRunner, StoreOffsetReader, SubmittedRecords
+from connect_magics.runtime.worker.source_runner import SourceTaskRunner, SubmittedRecords
 from connect_magics.storage.fence import TransactionLostError, broken_producer_error
 from connect_magics.storage.offset_store import validate_format, write_offsets
 
@@ -93,9 +93,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         for store in self.offset_stores:  # read_committed: what earlier instances committed, nothing else
             store.read_to_end()
         self._producer = self.fence.producer
-        self.task.initialize(SourceTaskContext(self.task_config,
-                                               StoreOffsetReader(self.id.connector, self.offset_stores),
-                                               self.requests))
+        self.task.initialize(SourceTaskContext(self.task_config, self.offset_reader(), self.requests))
 
     def execute_once(self) -> None:
         """The source task's iteration; a producer that broke on the way (fenced, or failed fatally, in a send,

@@ -149,10 +149,18 @@ class SubmittedRecords:
 
 
 class StoreOffsetReader(OffsetStorageReader):
-    def __init__(self, connector: str, stores: list[OffsetStore]) -> None:
+    """A task's offsets, read to the end of its offset stores. ``before_first_read`` runs once, before the
+    first read (a fenced task waits there for its predecessors' last commits to become readable)."""
+
+    def __init__(self, connector: str, stores: list[OffsetStore],
+                 before_first_read: Callable[[], object] | None = None) -> None:
         self.connector, self.stores = connector, stores
+        self._before_first_read = before_first_read
 
     def offsets(self, partitions: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+        if self._before_first_read is not None:
+            ready, self._before_first_read = self._before_first_read, None
+            ready()
         result: dict[Any, dict[str, Any]] = {}
         for store in self.stores:  # later stores (the connector's own topic) override
             store.read_to_end()  # as Kafka's reader: offsets a previous task just committed are seen
@@ -195,8 +203,16 @@ class SourceTaskRunner(TaskRunner):
     def initialize(self) -> None:
         self._producer = new_client(Producer, {**self.producer_config, "logger": client_logger("producer")},
                                     f"Task {self.id}", self.clients)
-        self.task.initialize(SourceTaskContext(self.task_config,
-                                               StoreOffsetReader(self.id.connector, self.offset_stores)))
+        self.task.initialize(SourceTaskContext(self.task_config, self.offset_reader()))
+
+    def offset_reader(self) -> StoreOffsetReader:
+        """The task's offset reader. A fenced task reads only once its claim completed, or after
+        ``offset.flush.timeout.ms``: the claim completes once the previous instance's last transaction
+        did, and only then are the offsets it committed in the stable part of the offsets topic that a
+        read_committed reader reaches (the transaction's markers are written after its commit returned)."""
+        fence = self.fence
+        ready = None if fence is None else partial(fence.wait_claimed, self.flush_timeout)
+        return StoreOffsetReader(self.id.connector, self.offset_stores, ready)
 
     def execute_once(self) -> None:
         if not self.wait_while_paused():
