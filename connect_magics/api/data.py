@@ -381,7 +381,7 @@ class Struct:
 
     def get(self, field: str | Field) -> Any:
         """The field's value, or its schema's default when unset."""
-        f = self._lookup(field)
+        f = field if field.__class__ is Field else self._lookup(field)
         value = self._values[f.index]
         return f.schema.default_value if value is None else value
 

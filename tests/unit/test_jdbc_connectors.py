@@ -363,12 +363,19 @@ def test_source_errors_equal_the_general_path(tmp_path: Path) -> None:
 
 
 def test_row_values_and_time_helpers_equal_their_plain_forms() -> None:
-    """The compiled row reader against a comprehension over converters; ``_in_zone`` against ``replace``;
-    ``timestamp_parts`` against timedelta arithmetic."""
+    """The compiled row reader against a comprehension over converters; ``_in_zone`` and ``sink_value`` against
+    ``replace``; ``timestamp_parts`` against timedelta arithmetic."""
     import random
     from zoneinfo import ZoneInfo
 
-    from connect_magics.connectors.jdbc.schema import _float, _identity, _in_zone, _str, row_values
+    from connect_magics.connectors.jdbc.schema import (
+        _float,
+        _identity,
+        _in_zone,
+        _str,
+        row_values,
+        sink_value,
+    )
 
     converters = [_str, _identity, _float]
     for indexes, width in [([0, 1, 2], 3), ([2, 0, 1], 3), ([0, 1, 2], 4), ([3, 1, 0], 4)]:
@@ -389,6 +396,13 @@ def test_row_values_and_time_helpers_equal_their_plain_forms() -> None:
                 got, want = _in_zone(value, zone), value.replace(tzinfo=zone)
                 assert (type(got), got, got.fold, repr(got)) == (type(want), want, want.fold, repr(want))
         aware = naive.replace(tzinfo=dt.timezone.utc)
+        for value in (aware, aware.astimezone(ZoneInfo("Europe/Paris")) if naive.year > 1 else aware, naive):
+            for column_type in (sa.DateTime(), sa.DateTime(timezone=True)):
+                got = sink_value(value, column_type)
+                want = (value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo is not None
+                        and not column_type.timezone else value.replace(tzinfo=dt.timezone.utc)
+                        if value.tzinfo is None and column_type.timezone else value)
+                assert (type(got), got, got.fold, repr(got)) == (type(want), want, want.fold, repr(want))
         delta = aware - epoch
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         assert timestamp_parts(aware) == (micros // 1000, micros % 1_000_000 * 1000)
