@@ -269,6 +269,9 @@ def _generic(converter: JsonConverter, schema, value) -> bytes:
     (_ROW, _row()), (_ROW, _row(name="x", ok=True, price=D("1.25"), ts=dt.datetime(2026, 1, 1, tzinfo=UTC),
                                 tags=["a", "b"], inner=Struct(_NESTED).put("n", 4))),
     (_ROW, _row(dflt=None, ok=None, name=None)), (_NESTED, None),
+    (Decimal.schema(2), D("-1.00")), (Decimal.schema(0), D("128")), (Decimal.schema(30), D("-1." + "7" * 30)),
+    (Decimal.builder(2).optional().build(), None), (Timestamp.SCHEMA, dt.datetime(1969, 12, 31, 23, 59, 59, 999999)),
+    (Timestamp.SCHEMA, dt.datetime(2026, 3, 29, 2, 30, tzinfo=dt.timezone(dt.timedelta(hours=-7)))),
 ])
 def test_compiled_writers_write_what_the_general_path_writes(schema, value, decimal_format, replace_null) -> None:
     c = JsonConverter()
@@ -287,6 +290,10 @@ def test_compiled_writers_write_what_the_general_path_writes(schema, value, deci
     (_ROW, _row(ts=5), "Invalid type for Timestamp"),
     (_ROW, Struct(_NESTED), "Mismatching schema."),
     (_ROW, None, "Conversion error: null value for field that is required and has no default value"),
+    (Decimal.schema(2), D("1.5"), "Decimal value has mismatching scale"),
+    (Decimal.schema(2), D("NaN"), "Decimal value NaN cannot be represented"),
+    (Decimal.schema(2), 1.5, "Invalid type for Decimal"),
+    (Timestamp.SCHEMA, dt.date(2026, 1, 1), "Invalid type for Timestamp"),
 ])
 def test_compiled_writers_refuse_what_the_general_path_refuses(schema, value, message) -> None:
     c = JsonConverter()
