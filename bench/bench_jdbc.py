@@ -96,6 +96,17 @@ def topic_size(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
+def written(engine: sa.Engine, table: str, rows: int) -> int:
+    """How many of the ids 1..rows ``table`` holds, cheap to poll while the sink writes (one partition: in id order):
+    its largest id (a look-up in the primary key), then, once that is the last, a count (which scans the table and,
+    polled every 50 ms, takes about a quarter of a core of PostgreSQL's by the end of 200,000 rows)."""
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(table):
+            return 0
+        last = conn.execute(sa.text(f"SELECT coalesce(max(id), 0) FROM {table}")).scalar_one()
+    return last if last < rows else count(engine, table)
+
+
 def count(engine: sa.Engine, table: str) -> int:
     with engine.connect() as conn:
         if not sa.inspect(conn).has_table(table):
@@ -156,7 +167,7 @@ def main() -> None:
                 "connection.password": pg.password, "topics": topic, "insert.mode": "insert",
                 "pk.mode": "record_value", "pk.fields": "id", "auto.create": "true", "table.name.format": "orders",
                 "consumer.override.max.poll.records": "3000", **JSON})
-            sink_s, sink_steady = wait_for(lambda: count(target, "orders"), args.rows, start)
+            sink_s, sink_steady = wait_for(lambda: written(target, "orders", args.rows), args.rows, start)
         source.dispose()
         target.dispose()
     finally:
