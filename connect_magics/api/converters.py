@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
-from operator import methodcaller
+from operator import itemgetter, methodcaller
 from typing import Any, NamedTuple
 
 from connect_magics.api.config import (
@@ -445,8 +445,7 @@ class JsonConverter(_DualConverter):
 
         type_ = schema.type
         if schema.name in _LOGICAL:
-            logical = _LOGICAL[schema.name][0]
-            return lambda value: generic(value) if value is None else _dump(logical(self, schema, value))
+            return self._compile_logical_writer(schema, generic)
         if type_ in _INT_BITS:
             return lambda value: str(value) if value.__class__ is int else generic(value)
         if type_ is SchemaType.STRING:
@@ -468,6 +467,18 @@ class JsonConverter(_DualConverter):
             return "{" + ",".join([key + ("null" if (v := values[index]) is None and nullable else write(v))
                                    for index, key, write, nullable in fields]) + "}"
         return struct
+
+    def _compile_logical_writer(self, schema: Schema, generic: Callable[[Any], str]) -> Callable[[Any], str]:
+        """:meth:`_compile_writer` for a logical type: a timestamp's milliseconds and a decimal's base64 bytes
+        (a JSON string with nothing to escape) written straight from the value of their class."""
+        if schema.name == Timestamp.LOGICAL_NAME:
+            return lambda value: str(Timestamp.from_logical(schema, value)) if value.__class__ is _dt.datetime \
+                else generic(value)
+        if schema.name == Decimal.LOGICAL_NAME and not self.decimal_numeric:
+            return lambda value: '"' + base64.b64encode(Decimal.from_logical(schema, value)).decode("ascii") + '"' \
+                if value.__class__ is decimal.Decimal else generic(value)
+        logical = _LOGICAL[schema.name][0]
+        return lambda value: generic(value) if value is None else _dump(logical(self, schema, value))
 
     def as_json_schema_text(self, schema: Schema | None) -> str:
         """The serialized JSON form of ``schema`` (``null`` for None), cached."""
@@ -723,7 +734,12 @@ class JsonConverter(_DualConverter):
                               else _pairs_map_to_connect, self._compile_reader(key_schema),
                               self._compile_reader(schema.value_schema))
         else:
-            convert = partial(_struct_to_connect, schema, [(f, self._compile_reader(f.schema)) for f in schema.fields])
+            fields = [(f, self._compile_reader(f.schema)) for f in schema.fields]
+            # Every reader gives a value valid for its schema, or null: a struct whose required fields are not null
+            # needs no check field by field, unless an array's or a map's items (not read by it) may be null.
+            containers = any(f.schema.type in (SchemaType.ARRAY, SchemaType.MAP) for f in schema.fields)
+            convert = partial(_struct_to_connect, schema, fields, None if containers else _nulls_among(
+                [f.index for f in schema.fields if not f.schema.optional]))
         default = schema.default_value if self.replace_null_with_default else None
         if default is None and not schema.optional:
             return partial(_required, convert, f"Invalid null value for required {type_} field")
@@ -797,13 +813,39 @@ def _pairs_map_to_connect(key: Callable[[Any], Any], value: Callable[[Any], Any]
     return result
 
 
-def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any]]], node: Any) -> Struct:
+def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any]]],
+                       nulls: Callable[[list[Any]], bool] | None, node: Any) -> Struct:
+    """The struct of a JSON object, each field read then put (validated). When ``nulls`` tells whether a required
+    field read null, the fields are read first, and put one by one only if one did or a reader raised: the first
+    invalid field then raises, as it would have."""
     if not isinstance(node, dict):
         raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
+    if nulls is not None:
+        try:
+            values = [read(node.get(f.name)) for f, read in fields]
+        except Exception:  # noqa: BLE001 - read again below, field by field
+            values = None
+        if values is not None and not nulls(values):
+            return Struct.of(schema, values)
     struct = Struct(schema)
     for f, read in fields:
         struct.put(f, read(node.get(f.name)))
     return struct
+
+
+def _nulls_among(indexes: list[int]) -> Callable[[list[Any]], bool]:
+    """Whether any of the values at ``indexes`` of a list is None.
+
+    >>> _nulls_among([0, 2])([1, None, 3]), _nulls_among([1])([1, None, 3]), _nulls_among([])([None])
+    (False, True, False)
+    """
+    if not indexes:
+        return lambda values: False
+    if len(indexes) == 1:
+        index = indexes[0]
+        return lambda values: values[index] is None
+    at = itemgetter(*indexes)
+    return lambda values: None in at(values)
 
 
 def _schemaless_type(value: Any) -> SchemaType:

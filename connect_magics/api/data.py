@@ -381,7 +381,7 @@ class Struct:
 
     def get(self, field: str | Field) -> Any:
         """The field's value, or its schema's default when unset."""
-        f = self._lookup(field)
+        f = field if field.__class__ is Field else self._lookup(field)
         value = self._values[f.index]
         return f.schema.default_value if value is None else value
 
@@ -515,6 +515,10 @@ def _utc(value: _dt.datetime) -> _dt.datetime:
     return value.replace(tzinfo=_dt.timezone.utc) if value.tzinfo is None else value
 
 
+#: A context that rounds nothing (the default one rounds to 28 digits).
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
 class Decimal:
     """Arbitrary-precision decimals as BYTES (big-endian two's-complement unscaled value) with a ``scale``.
 
@@ -566,8 +570,7 @@ class Decimal:
         if -exponent != scale:
             raise DataException("Decimal value has mismatching scale for given Decimal schema. "
                                 f"Schema has scale {scale}, value has scale {-exponent}.")
-        sign, digits, _ = value.as_tuple()  # exact at any precision (scaleb rounds to the context's 28 digits)
-        unscaled = int("".join(map(str, digits))) * (-1 if sign else 1)
+        unscaled = int(value.scaleb(scale, _EXACT))
         return unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
 
     @staticmethod

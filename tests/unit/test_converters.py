@@ -487,6 +487,24 @@ def test_struct_validation():
         validate_value(Date.SCHEMA, 5)
 
 
+
+def test_decimal_bytes_are_the_unscaled_digits_at_any_precision():
+    """``Decimal.from_logical`` against the unscaled value spelled from the decimal's digits: short and very long
+    coefficients, negative ones, zeros, scales from -5 to 60."""
+    import random
+
+    rng = random.Random(3)
+    values = [D("0"), D("-0"), D("0.00"), D("-0.000"), D("1E+5"), D("-1E+5")]
+    for _ in range(3000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.choice([1, 5, 28, 29, 80, 400])))
+        values.append(D(f"{rng.choice('-+')}{digits}E{rng.randrange(-60, 6)}"))
+    for value in values:
+        sign, digits, exponent = value.as_tuple()
+        unscaled = int("".join(map(str, digits))) * (-1 if sign else 1)
+        expected = unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
+        assert Decimal.from_logical(Decimal.schema(-exponent), value) == expected
+        assert Decimal.to_logical(Decimal.schema(-exponent), expected) == value
+
 def test_logical_types():
     assert Decimal.from_logical(Decimal.schema(2), D("-1.00")) == b"\x9c"
     assert Decimal.from_logical(Decimal.schema(0), D("128")) == b"\x00\x80"

@@ -240,3 +240,169 @@ def test_source_query_mode_and_timestamp_ties(tmp_path: Path) -> None:
     assert [r.value.get("id") for r in records] == [1, 2, 3, 4, 5]
     assert [r.source_offset["timestamp"] - ms0 for r in records] == [0, 0, 0, 1000, 2000]
     assert records[0].source_partition == {"protocol": "1", "table": "t"}
+
+
+def _typed_table(db: Path, rows: int) -> list[dict]:
+    """A SQLite table with a column of each kind the source maps, NULLs in every nullable one; its rows."""
+    import decimal
+
+    engine = sa.create_engine(f"sqlite:///{db}")
+    meta = sa.MetaData()
+    t = sa.Table("kinds", meta, sa.Column("id", sa.Integer, primary_key=True),
+                 sa.Column("small", sa.SmallInteger), sa.Column("big", sa.BigInteger), sa.Column("flag", sa.Boolean),
+                 sa.Column("amount", sa.Numeric(12, 3)), sa.Column("ratio", sa.REAL), sa.Column("wide", sa.Double),
+                 sa.Column("name", sa.Text), sa.Column("blob", sa.LargeBinary), sa.Column("day", sa.Date),
+                 sa.Column("at", sa.Time), sa.Column("ts", sa.DateTime, nullable=False), sa.Column("other_ts", sa.DateTime))
+    meta.create_all(engine)
+    base = dt.datetime(2025, 10, 26, 0, 30)  # an hour of it is repeated in Europe/Paris
+    values = []
+    for i in range(1, rows + 1):
+        null = i % 4 == 0
+        values.append({
+            "id": i, "small": None if null else -i, "big": None if null else i * 10**12, "flag": None if null else i % 2 == 0,
+            "amount": None if null else decimal.Decimal(i) / 8, "ratio": None if null else i / 3, "wide": None if null else i / 7,
+            "name": None if null else f"name {i} é", "blob": None if null else bytes([i % 256, 0, 255]),
+            "day": None if null else dt.date(2025, 1, 1) + dt.timedelta(days=i),
+            "at": None if null else dt.time(i % 24, 5, 6, 7000),
+            "ts": base + dt.timedelta(minutes=10 * (i // 3), microseconds=i % 3),  # ties of one to three rows
+            "other_ts": None if null else base + dt.timedelta(seconds=i)})
+    with engine.begin() as conn:
+        conn.execute(t.insert(), values)
+    engine.dispose()
+    return values
+
+
+def _expected_records(db: Path, mode: str, zone: str) -> list:
+    """The records of the general path: a validated Struct per row (put field by field, each value through its
+    column's converter) and the offset built from the struct, as the source did before its fast path."""
+    from zoneinfo import ZoneInfo
+
+    from connect_magics.api.data import SchemaBuilder, Struct
+    from connect_magics.api.records import SourceRecord
+
+    engine = sa.create_engine(f"sqlite:///{db}")
+    table = sa.Table("kinds", sa.MetaData(), autoload_with=engine)
+    mapped = [(col.name, *column_schema(col, "none", ZoneInfo(zone))) for col in table.columns]
+    builder = SchemaBuilder.struct().name("kinds")
+    for name, schema, _ in mapped:
+        builder.field(name, schema)
+    schema = builder.build()
+    with engine.connect() as conn:
+        rows = list(conn.execute(sa.select(table).order_by(table.c.ts, table.c.id)
+                                 if mode.startswith("timestamp") else sa.select(table).order_by(table.c.id)))
+    engine.dispose()
+    records = []
+    for row in rows:
+        struct = Struct(schema)
+        for name, _, convert in mapped:
+            struct.put(name, convert(row._mapping[name]))
+        ts = struct.get("ts")
+        micros = int((ts - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)).total_seconds()) * 10**6 + ts.microsecond
+        offset = None if mode == "bulk" else {"incrementing": row.id} if mode == "incrementing" else \
+            {"incrementing": row.id, "timestamp": micros // 1000, "timestamp_nanos": micros % 10**6 * 1000} \
+            if mode == "timestamp+incrementing" else {"timestamp": micros // 1000, "timestamp_nanos": micros % 10**6 * 1000}
+        records.append(SourceRecord({"protocol": "1", "table": "kinds"}, offset, "p-kinds", value_schema=schema,
+                                    value=struct))
+    if mode == "timestamp":  # inside a tie of timestamps a record carries the offset before the tie
+        for i in range(len(records) - 2, -1, -1):
+            if records[i + 1].value.get("ts") == records[i].value.get("ts"):
+                records[i].source_offset = records[i - 1].source_offset if i else \
+                    {"timestamp": 0, "timestamp_nanos": 0}
+    return records
+
+
+@pytest.mark.parametrize("mode", ["bulk", "incrementing", "timestamp+incrementing", "timestamp"])
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris"])
+def test_source_records_equal_the_general_path(tmp_path: Path, mode: str, zone: str) -> None:
+    """Every kind of column, NULLs, ties of timestamps split across batches: the records the source polls are the
+    validated structs and offsets of the general path, byte for byte once converted."""
+    from connect_magics.api.converters import JsonConverter
+    from connect_magics.connectors.jdbc import JdbcSourceTask
+
+    db = tmp_path / "k.db"
+    _typed_table(db, 40)
+    task = JdbcSourceTask()
+    task.start({"connection.url": f"jdbc:sqlite:{db}", "topic.prefix": "p-", "tables": "kinds", "mode": mode,
+                "incrementing.column.name": "id", "timestamp.column.name": "ts", "batch.max.rows": "7",
+                "db.timezone": zone, "timestamp.delay.interval.ms": "0", "poll.interval.ms": "60000"})
+    records = _poll_all(task)
+    task.stop()
+    expected = _expected_records(db, mode, zone)
+    assert records == expected
+    json = JsonConverter()
+    json.configure({"schemas.enable": "true"}, False)
+    assert [json.from_connect_data("t", r.value_schema, r.value) for r in records] == \
+        [json.from_connect_data("t", r.value_schema, r.value) for r in expected]
+
+
+def test_source_errors_equal_the_general_path(tmp_path: Path) -> None:
+    """An incrementing column the schema lacks, or a NULL in it: the errors Struct.get and int() give."""
+    from connect_magics.api.errors import DataException
+    from connect_magics.connectors.jdbc import JdbcSourceTask
+
+    db = tmp_path / "k.db"
+    _typed_table(db, 5)
+    common = {"connection.url": f"jdbc:sqlite:{db}", "topic.prefix": "p", "mode": "incrementing",
+              "poll.interval.ms": "60000"}
+    engine = sa.create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:  # a column without a type has no Connect mapping: left out of the schema
+        conn.execute(sa.text("CREATE TABLE odd (id NOT NULL, name TEXT)"))
+        conn.execute(sa.text("INSERT INTO odd VALUES (1, 'a')"))
+    engine.dispose()
+    lacking = JdbcSourceTask()
+    lacking.start({**common, "incrementing.column.name": "id", "tables": "odd"})
+    with pytest.raises(DataException, match="^id is not a valid field name$"):
+        lacking.poll()
+    lacking.stop()
+    nulls = JdbcSourceTask()
+    nulls.start({**common, "mode": "timestamp+incrementing", "incrementing.column.name": "big", "tables": "kinds",
+                 "timestamp.column.name": "ts", "validate.non.null": "false"})
+    with pytest.raises(TypeError, match="int\\(\\) argument must be .* not 'NoneType'"):
+        _poll_all(nulls)
+    nulls.stop()
+
+
+def test_row_values_and_time_helpers_equal_their_plain_forms() -> None:
+    """The compiled row reader against a comprehension over converters; ``_in_zone`` and ``sink_value`` against
+    ``replace``; ``timestamp_parts`` against timedelta arithmetic."""
+    import random
+    from zoneinfo import ZoneInfo
+
+    from connect_magics.connectors.jdbc.schema import (
+        _float,
+        _identity,
+        _in_zone,
+        _str,
+        row_values,
+        sink_value,
+    )
+
+    converters = [_str, _identity, _float]
+    for indexes, width in [([0, 1, 2], 3), ([2, 0, 1], 3), ([0, 1, 2], 4), ([3, 1, 0], 4)]:
+        values = row_values(indexes, converters, width)
+        for row in [(1, None, 2, "x"), ("1.5", 2.5, None, b"b"), (None, None, None, None)]:
+            row = row[:width]
+            assert values(row) == [convert(row[j]) for j, convert in zip(indexes, converters, strict=True)]
+    assert row_values([0, 1], [_identity, _identity], 2) is list
+
+    class Sub(dt.datetime):
+        pass
+    rng = random.Random(7)
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    for _ in range(2000):
+        naive = dt.datetime(1, 1, 1) + dt.timedelta(microseconds=rng.randrange(315_537_897_600_000_000))
+        for value in (naive, naive.replace(fold=1), Sub.combine(naive, naive.time())):
+            for zone in (dt.timezone.utc, ZoneInfo("Europe/Paris")):
+                got, want = _in_zone(value, zone), value.replace(tzinfo=zone)
+                assert (type(got), got, got.fold, repr(got)) == (type(want), want, want.fold, repr(want))
+        aware = naive.replace(tzinfo=dt.timezone.utc)
+        for value in (aware, aware.astimezone(ZoneInfo("Europe/Paris")) if naive.year > 1 else aware, naive):
+            for column_type in (sa.DateTime(), sa.DateTime(timezone=True)):
+                got = sink_value(value, column_type)
+                want = (value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo is not None
+                        and not column_type.timezone else value.replace(tzinfo=dt.timezone.utc)
+                        if value.tzinfo is None and column_type.timezone else value)
+                assert (type(got), got, got.fold, repr(got)) == (type(want), want, want.fold, repr(want))
+        delta = aware - epoch
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        assert timestamp_parts(aware) == (micros // 1000, micros % 1_000_000 * 1000)

@@ -269,6 +269,9 @@ def _generic(converter: JsonConverter, schema, value) -> bytes:
     (_ROW, _row()), (_ROW, _row(name="x", ok=True, price=D("1.25"), ts=dt.datetime(2026, 1, 1, tzinfo=UTC),
                                 tags=["a", "b"], inner=Struct(_NESTED).put("n", 4))),
     (_ROW, _row(dflt=None, ok=None, name=None)), (_NESTED, None),
+    (Decimal.schema(2), D("-1.00")), (Decimal.schema(0), D("128")), (Decimal.schema(30), D("-1." + "7" * 30)),
+    (Decimal.builder(2).optional().build(), None), (Timestamp.SCHEMA, dt.datetime(1969, 12, 31, 23, 59, 59, 999999)),
+    (Timestamp.SCHEMA, dt.datetime(2026, 3, 29, 2, 30, tzinfo=dt.timezone(dt.timedelta(hours=-7)))),
 ])
 def test_compiled_writers_write_what_the_general_path_writes(schema, value, decimal_format, replace_null) -> None:
     c = JsonConverter()
@@ -287,6 +290,10 @@ def test_compiled_writers_write_what_the_general_path_writes(schema, value, deci
     (_ROW, _row(ts=5), "Invalid type for Timestamp"),
     (_ROW, Struct(_NESTED), "Mismatching schema."),
     (_ROW, None, "Conversion error: null value for field that is required and has no default value"),
+    (Decimal.schema(2), D("1.5"), "Decimal value has mismatching scale"),
+    (Decimal.schema(2), D("NaN"), "Decimal value NaN cannot be represented"),
+    (Decimal.schema(2), 1.5, "Invalid type for Decimal"),
+    (Timestamp.SCHEMA, dt.date(2026, 1, 1), "Invalid type for Timestamp"),
 ])
 def test_compiled_writers_refuse_what_the_general_path_refuses(schema, value, message) -> None:
     c = JsonConverter()
@@ -295,3 +302,51 @@ def test_compiled_writers_refuse_what_the_general_path_refuses(schema, value, me
     with pytest.raises(DataException) as compiled:
         c.from_connect_data(TOPIC, schema, value)
     assert str(compiled.value) == str(general.value) and str(general.value).startswith(message)
+
+
+ROW = (SchemaBuilder.struct().name("row")
+       .field("id", INT64_SCHEMA).field("small", SchemaBuilder.int8().build()).field("name", STRING_SCHEMA)
+       .field("note", OPTIONAL_STRING_SCHEMA).field("flag", SchemaBuilder.boolean().optional().build())
+       .field("ratio", SchemaBuilder.float32().build()).field("blob", BYTES_SCHEMA)
+       .field("amount", Decimal.builder(2).optional().build()).field("day", Date.SCHEMA)
+       .field("at", Time.builder().optional().build()).field("ts", Timestamp.SCHEMA)
+       .field("dflt", SchemaBuilder.int32().optional().default_value(42).build())
+       .field("inner", INNER).field("maybe", SchemaBuilder.struct().field("y", INT64_SCHEMA).optional().build())
+       .build())
+GOOD = {"id": 1, "small": 300, "name": "n", "note": None, "flag": True, "ratio": 0.5, "blob": "AP8=",
+        "amount": "AJw=", "day": 3, "at": None, "ts": 1700000000123, "dflt": None, "inner": {"x": 1, "s": None},
+        "maybe": None}
+
+
+@pytest.mark.parametrize("node", [
+    GOOD,
+    {**GOOD, "note": "x", "flag": None, "amount": None, "at": 1000, "dflt": 7, "maybe": {"y": 2}},
+    {**GOOD, "small": "not a number", "ratio": 3, "flag": 1},
+    {k: v for k, v in GOOD.items() if k not in ("note", "dflt")},
+    {**GOOD, "name": 5},  # read as null: a required field
+    {**GOOD, "blob": 7, "name": None},
+    {**GOOD, "inner": {"x": 1, "s": 2}},
+    {**GOOD, "inner": {"s": "x"}},
+    {**GOOD, "maybe": {"y": None}},
+    {**GOOD, "blob": "not base64!"},
+    {**GOOD, "name": 5, "blob": "not base64!"},  # two bad fields: the first one's error
+    {**GOOD, "day": "x", "ts": 1.5},
+    {**GOOD, "inner": [1]},
+    {**GOOD, "ts": 10**20},
+])
+def test_struct_reader_is_put_field_by_field(node) -> None:
+    """A struct read from its values at once is the struct put (validated) field by field, errors included."""
+    from connect_magics.api import converters
+
+    reader = json_converter()._compile_reader(ROW)
+    fields = [(f, json_converter()._compile_reader(f.schema)) for f in ROW.fields]
+
+    def outcome(read):
+        try:
+            return read()
+        except Exception as e:  # noqa: BLE001 - compared
+            return type(e), str(e), type(e.__cause__)
+    expected = outcome(lambda: converters._struct_to_connect(ROW, fields, None, node))
+    assert outcome(lambda: reader(node)) == expected
+    if isinstance(expected, Struct):
+        expected.validate()

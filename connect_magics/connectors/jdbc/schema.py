@@ -22,7 +22,7 @@ import decimal
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,6 +48,28 @@ Convert = Callable[[Any], Any]
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def row_values(indexes: Sequence[int], converters: Sequence[Convert], width: int) -> Callable[[Sequence[Any]], list[Any]]:
+    """A function giving the values of a row of ``width`` columns in field order, converted: the columns at
+    ``indexes``, each through its converter (:func:`_identity` ones left as they are). Made once per schema.
+
+    >>> values = row_values([2, 0], [_identity, _int], 3)
+    >>> values(("7", "x", 1.5)), values((None, "x", None))
+    ([1.5, 7], [None, None])
+    """
+    take: Callable[[Sequence[Any]], list[Any]] = list if list(indexes) == list(range(width)) \
+        else lambda row: [row[j] for j in indexes]
+    converting = [(k, convert) for k, convert in enumerate(converters) if convert is not _identity]
+    if not converting:
+        return take
+
+    def values(row: Sequence[Any]) -> list[Any]:
+        taken = take(row)
+        for k, convert in converting:
+            taken[k] = convert(taken[k])
+        return taken
+    return values
 
 
 def _builder(type_: SchemaType) -> SchemaBuilder:
@@ -163,10 +185,24 @@ def _timestamp(zone: dt.tzinfo) -> Convert:
             value = dt.datetime.fromisoformat(value)
         if value.tzinfo is None:
             if in_utc:
-                return value.replace(tzinfo=UTC)
-            value = value.replace(tzinfo=zone)
+                return _in_zone(value, UTC)
+            value = _in_zone(value, zone)
         return value.astimezone(UTC)
     return convert
+
+
+def _in_zone(value: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
+    """``value.replace(tzinfo=zone)``, in a fifth of the time for a plain ``datetime`` (what drivers and converters
+    give): ``replace`` parses its keywords on every call. ``combine`` keeps ``fold`` for that class only.
+
+    >>> _in_zone(dt.datetime(2025, 1, 2, 3, 4, 5, 6, fold=1), UTC)
+    datetime.datetime(2025, 1, 2, 3, 4, 5, 6, fold=1, tzinfo=datetime.timezone.utc)
+    >>> _in_zone(dt.datetime(2025, 1, 2, 3, 4, 5, 6, tzinfo=UTC), None)
+    datetime.datetime(2025, 1, 2, 3, 4, 5, 6)
+    """
+    if value.__class__ is not dt.datetime:
+        return value.replace(tzinfo=zone)
+    return dt.datetime.combine(value, value.time(), zone)
 
 
 def _date(value: Any) -> Any:
@@ -185,14 +221,17 @@ def _time(value: Any) -> Any:
     return value.replace(tzinfo=None) if value.tzinfo is not None else value
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
 def timestamp_parts(value: dt.datetime) -> tuple[int, int]:
     """Confluent's offset of a timestamp: epoch milliseconds and the nanoseconds of its second.
 
     >>> timestamp_parts(dt.datetime(1970, 1, 1, 0, 0, 1, 2500, tzinfo=UTC))
     (1002, 2500000)
     """
-    delta = value - dt.datetime(1970, 1, 1, tzinfo=UTC)
-    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    micros = (value - _EPOCH) // _MICROSECOND
     return micros // 1000, (micros % 1_000_000) * 1000
 
 
@@ -204,7 +243,7 @@ def timestamp_of(millis: int, nanos: int | None) -> dt.datetime:
     """
     seconds = millis // 1000
     micros = (nanos // 1000) if nanos is not None else (millis % 1000) * 1000
-    return dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(seconds=seconds, microseconds=micros)
+    return _EPOCH + dt.timedelta(seconds=seconds, microseconds=micros)
 
 
 # ------------------------------------------------------------------------------------------- sink side
@@ -266,9 +305,9 @@ def sink_value(value: Any, column_type: Any) -> Any:
     structures (schemaless JSON) as JSON text, UUIDs as text."""
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and not getattr(column_type, "timezone", False):
-            return value.astimezone(UTC).replace(tzinfo=None)
+            return _in_zone(value.astimezone(UTC), None)
         if value.tzinfo is None and getattr(column_type, "timezone", False):
-            return value.replace(tzinfo=UTC)
+            return _in_zone(value, UTC)
         return value
     if isinstance(value, (dict, list)) and not isinstance(column_type, (sa.JSON, postgresql.JSONB)):
         return json.dumps(value, separators=(",", ":"), default=str)

@@ -378,10 +378,12 @@ def _key_shape(record: SinkRecord) -> Any:
     return key.schema if isinstance(key, Struct) else tuple(key) if isinstance(key, Mapping) else type(key)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: tuple[Any, Any], b: tuple[Any, Any] | None) -> bool:
+    """Whether two (value, key) shapes are equal; a run's records mostly share the very same schemas."""
     if b is None:
         return False
-    return all(x is y or x == y for x, y in zip(a, b, strict=True))
+    (value, key), (other_value, other_key) = a, b
+    return (value is other_value or value == other_value) and (key is other_key or key == other_key)
 
 
 def _column_converter(column_type: Any, structs: bool) -> Any:

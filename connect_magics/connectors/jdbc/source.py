@@ -32,7 +32,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -41,7 +41,7 @@ from sqlalchemy.engine import Engine
 
 from connect_magics.api.config import ConfigDef, ConfigValue
 from connect_magics.api.connector import SourceConnector, SourceTask, Task
-from connect_magics.api.data import Schema, SchemaBuilder, Struct
+from connect_magics.api.data import Field, Schema, SchemaBuilder, Struct
 from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import SourceRecord
 from connect_magics.connectors.jdbc import config as c
@@ -50,6 +50,7 @@ from connect_magics.connectors.jdbc.schema import (
     UTC,
     _identity,
     column_schema,
+    row_values,
     timestamp_of,
     timestamp_parts,
     value_schema_of,
@@ -246,6 +247,8 @@ class _Querier:
         self.next_time = 0.0
         self.result: sa.CursorResult | None = None
         self._held: Any = None
+        self._values_of: Callable[[Sequence[Any]], list[Any]] | None = None  # compiled on the first row
+        self._ts_at: list[int] = []  # where the timestamp columns are in a row (timestamp mode)
         self.uses_ts = self.mode in (c.MODE_TIMESTAMP, c.MODE_TIMESTAMP_INCREMENTING)
         self.uses_inc = self.mode in (c.MODE_INCREMENTING, c.MODE_TIMESTAMP_INCREMENTING)
         self.ts_names: list[str] = list(p[c.TIMESTAMP_COLUMN] or [])
@@ -380,26 +383,41 @@ class _Querier:
             self._held = None
         if self.mode == c.MODE_TIMESTAMP and not exhausted and rows:
             self._held = rows.pop()  # its tie may go on in the next rows
-        if self.table is None and rows and self.schema is None:
+        if not rows:
+            return [], exhausted
+        if self.table is None and self.schema is None:
             self._infer_schema(rows[0])
+        if self._values_of is None:
+            self._compile(rows[0])
+        return self._records(rows), exhausted
+
+    def _compile(self, row: Any) -> None:
+        """From the first row's columns: how to take a row's values, and where its timestamps are."""
+        keys = list(row._mapping.keys())
+        self._values_of = row_values([keys.index(name) for name in self.names], self.converters, len(keys))
+        if self.mode == c.MODE_TIMESTAMP:  # (the query filters on every timestamp column: each is among them)
+            self._ts_at = [keys.index(name) for name in self.ts_names]
+
+    def _records(self, rows: list[Any]) -> list[SourceRecord]:
+        """A record per row, each with the offset that resumes after it."""
+        schema, partition, topic, of = self.schema, self.partition, self.topic, Struct.of
+        values_of = self._values_of
+        assert values_of is not None
+        if self.mode == c.MODE_BULK:
+            return [SourceRecord(partition, None, topic, None, None, None, schema, of(schema, values_of(row)))
+                    for row in rows]
         records = []
         n = len(rows)
-        pairs = list(zip(self._indexes(rows[0]), self.converters, strict=True)) if rows else []
-        plain = [j for j, conv in pairs if conv is _identity]
-        if rows and len(plain) == len(pairs) == len(rows[0]) and plain == list(range(len(plain))):
-            values_of: Any = list  # every column as it comes
-        else:
-            def values_of(row: Any) -> list[Any]:
-                return [row[j] if conv is _identity else conv(row[j]) for j, conv in pairs]
-        schema, partition, topic = self.schema, self.partition, self.topic
+        inc_field = self._field(self.inc_name) if self.uses_inc else None
+        ts_fields = [self._field(name) for name in self.ts_names] if self.uses_ts else []
         for i, row in enumerate(rows):
-            struct = Struct.of(schema, values_of(row))
-            offset = None
-            if self.mode != c.MODE_BULK:
-                if self.uses_inc:
-                    self.inc = int(struct.get(self.inc_name))
-                if self.uses_ts:
-                    self.ts = self._row_ts(struct)
+            struct = of(schema, values_of(row))
+            if inc_field is not None:
+                self.inc = int(struct.get(inc_field))
+            if self.mode == c.MODE_INCREMENTING:
+                offset: dict[str, Any] | None = {INCREMENTING_FIELD: self.inc}
+            else:
+                self.ts = self._row_ts(struct, ts_fields)
                 offset = self._offset()
                 if self.mode == c.MODE_TIMESTAMP:
                     following = rows[i + 1] if i + 1 < n else self._held
@@ -407,21 +425,21 @@ class _Querier:
                         offset = self.complete_offset  # the tie goes on: resuming must re-read it
                     else:
                         self.complete_offset = offset
-            records.append(SourceRecord(partition, offset, topic, value_schema=schema, value=struct))
-        return records, exhausted
+            records.append(SourceRecord(partition, offset, topic, None, None, None, schema, struct))
+        return records
 
-    def _indexes(self, row: Any) -> list[int]:
-        if not hasattr(self, "_index_cache"):
-            keys = list(row._mapping.keys())
-            self._index_cache = [keys.index(name) for name in self.names]
-        return self._index_cache
+    def _field(self, name: str) -> Field | str:
+        """The schema's field of a column, found once for the rows' ``Struct.get``; a name the schema lacks stays
+        a name, for which ``Struct.get`` raises as it does for any unknown field."""
+        assert self.schema is not None
+        return self.schema.field(name) or name
 
     def _row_ts_raw(self, row: Any) -> Any:
-        mapping = row._mapping
-        return next((mapping[n] for n in self.ts_names if mapping[n] is not None), None)
+        return next((value for j in self._ts_at if (value := row[j]) is not None), None)
 
-    def _row_ts(self, struct: Struct) -> dt.datetime:
-        value = next((struct.get(n) for n in self.ts_names if struct.get(n) is not None), None)
+    def _row_ts(self, struct: Struct, fields: list[Field | str]) -> dt.datetime:
+        get = struct.get
+        value = next((value for field in fields if (value := get(field)) is not None), None)
         if value is None:
             return self.ts
         return value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
