@@ -63,6 +63,7 @@ from connect_magics.api.data import (
     Struct,
     Time,
     Timestamp,
+    validate_value,
 )
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers
@@ -329,6 +330,7 @@ _JSON_TYPE_NAMES = {SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "double"}
 _CONNECT_TYPES = {_JSON_TYPE_NAMES.get(t, t.value): t for t in SchemaType}
 _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
 _FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
+_READS_VALID = frozenset({*_INT_BITS, *_FLOATS, SchemaType.BOOLEAN, SchemaType.STRING, SchemaType.BYTES})
 _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
     (str, SchemaType.STRING), (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64),
     ((bytes, bytearray, memoryview), SchemaType.BYTES), ((list, tuple), SchemaType.ARRAY),
@@ -587,8 +589,9 @@ class JsonConverter(_DualConverter):
 
     def _from_envelope(self, data: bytes) -> tuple[Schema | None, Any] | None:
         """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
-        compact): the schema is found by its raw text, which repeats, so that only the payload is parsed.
-        None when the data is not such an envelope or does not parse: the general path then decides."""
+        compact) or as ``json.dumps`` does (a space after each ``:`` and ``,``): the schema is found by its raw
+        text, which repeats, so that only the payload is parsed. None when the data is not such an envelope or
+        does not parse: the general path then decides."""
         envelope = self._last_envelope
         if envelope is None or not data.startswith(envelope[0]):
             envelope = self._envelope_of(data)
@@ -599,26 +602,29 @@ class JsonConverter(_DualConverter):
         if data[-1:] != b"}":
             return None
         text = data[len(prefix):-1].decode("utf-8", "surrogatepass")
-        try:  # a payload that is not exactly one JSON value (another key, spaces, leading zeros...): general path
+        try:  # a payload that is not exactly one JSON value (another key, leading zeros...): general path
             node, end = _EXACT.scan_once(text, 0)
         except (StopIteration, ValueError, UnicodeDecodeError):
             return None
-        if end != len(text):
+        if end != len(text) and _WHITESPACE.fullmatch(text, end) is None:
             return None
         return schema, read(node)
 
     def _envelope_of(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
-        """``(raw text up to the payload, schema, payload reader)`` for data starting as Kafka writes envelopes."""
-        if not data.startswith(_ENVELOPE_START):
+        """``(raw text up to the payload, schema, payload reader)`` for data starting as an envelope (JSON's
+        whitespace allowed between its tokens)."""
+        start = _ENVELOPE_START.match(data)
+        if start is None:
             return None
         text = data.decode("utf-8", "surrogatepass")
-        try:
-            node, end = _EXACT.raw_decode(text, len(_ENVELOPE_START))
+        try:  # the start is ASCII: its end in bytes is its end in characters
+            node, end = _EXACT.raw_decode(text, start.end())
         except ValueError:
             return None
-        if not text.startswith(_PAYLOAD_KEY, end):
+        payload_key = _PAYLOAD_KEY.match(text, end)
+        if payload_key is None:
             return None
-        prefix = text[:end + len(_PAYLOAD_KEY)].encode("utf-8", "surrogatepass")
+        prefix = text[:payload_key.end()].encode("utf-8", "surrogatepass")
         envelope = self._envelopes.get(prefix)
         if envelope is None:
             try:
@@ -723,7 +729,8 @@ class JsonConverter(_DualConverter):
                               else _pairs_map_to_connect, self._compile_reader(key_schema),
                               self._compile_reader(schema.value_schema))
         else:
-            convert = partial(_struct_to_connect, schema, [(f, self._compile_reader(f.schema)) for f in schema.fields])
+            convert = partial(_struct_to_connect, schema, [(f, self._compile_reader(f.schema), _reads_valid(f.schema))
+                                                           for f in schema.fields])
         default = schema.default_value if self.replace_null_with_default else None
         if default is None and not schema.optional:
             return partial(_required, convert, f"Invalid null value for required {type_} field")
@@ -739,9 +746,11 @@ class JsonConverter(_DualConverter):
 
 
 _MISSING: Any = object()
-_ENVELOPE_START = b'{"schema":'
+# An envelope's start and its payload key, with JSON's whitespace where its grammar allows it.
+_ENVELOPE_START = re.compile(rb'\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_PAYLOAD_KEY = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
 _COMPILED = ("_readers", "_writers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
-_PAYLOAD_KEY = ',"payload":'
 
 
 # The parts of a compiled payload reader (JsonConverter._compile_reader): each takes a non-null node.
@@ -797,13 +806,23 @@ def _pairs_map_to_connect(key: Callable[[Any], Any], value: Callable[[Any], Any]
     return result
 
 
-def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any]]], node: Any) -> Struct:
+def _reads_valid(schema: Schema) -> bool:
+    """Whether the compiled reader of ``schema`` gives only values that ``validate_value`` accepts, or None: true
+    of the primitive types that are not logical ones (their readers return a value of the type, in range)."""
+    return schema.name not in _LOGICAL and schema.type in _READS_VALID
+
+
+def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any], bool]], node: Any) -> Struct:
+    """``Struct.put`` of each field read, in order, validating only what its reader does not guarantee."""
     if not isinstance(node, dict):
         raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
-    struct = Struct(schema)
-    for f, read in fields:
-        struct.put(f, read(node.get(f.name)))
-    return struct
+    values = []
+    for f, read, valid in fields:
+        value = read(node.get(f.name))
+        if value is None or not valid:
+            validate_value(f.schema, value, f.name)
+        values.append(value)
+    return Struct.of(schema, values)
 
 
 def _schemaless_type(value: Any) -> SchemaType:
