@@ -56,6 +56,7 @@ from connect_magics.api.data import (
     STRING_SCHEMA,
     Date,
     Decimal,
+    Field,
     LRUCache,
     Schema,
     SchemaBuilder,
@@ -707,6 +708,18 @@ class JsonConverter(_DualConverter):
         """Kafka's ``JsonConverter.convertToConnect`` for one schema, decided once rather than per value."""
         if schema is None:
             return _schemaless_to_connect
+        return self._with_nulls(schema, self._compile_convert(schema))
+
+    def _with_nulls(self, schema: Schema, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """The reader of ``schema`` from what it does with a non-null node: a null node is the default, or
+        None for an optional schema, or fails."""
+        default = schema.default_value if self.replace_null_with_default else None
+        if default is None and not schema.optional:
+            return partial(_required, convert, f"Invalid null value for required {schema.type} field")
+        return partial(_nullable, convert, default)
+
+    def _compile_convert(self, schema: Schema) -> Callable[[Any], Any]:
+        """What the reader of ``schema`` does with a non-null node."""
         type_ = schema.type
         convert: Callable[[Any], Any]
         if schema.name in _LOGICAL:
@@ -729,12 +742,14 @@ class JsonConverter(_DualConverter):
                               else _pairs_map_to_connect, self._compile_reader(key_schema),
                               self._compile_reader(schema.value_schema))
         else:
-            convert = partial(_struct_to_connect, schema, [(f, self._compile_reader(f.schema), _reads_valid(f.schema))
-                                                           for f in schema.fields])
-        default = schema.default_value if self.replace_null_with_default else None
-        if default is None and not schema.optional:
-            return partial(_required, convert, f"Invalid null value for required {type_} field")
-        return partial(_nullable, convert, default)
+            convert = partial(_struct_to_connect, schema, [self._struct_field(f) for f in schema.fields])
+        return convert
+
+    def _struct_field(self, field: Field) -> tuple[Field, Callable[[Any], Any], Callable[[Any], Any], bool]:
+        """What ``_struct_to_connect`` reads a field with: the field, its reader and what that does with a
+        non-null node, and whether the reader gives only valid values (or None)."""
+        convert = self._compile_convert(field.schema)
+        return field, self._with_nulls(field.schema, convert), convert, _reads_valid(field.schema)
 
     # -- logical types
     def _decimal_to_json(self, schema: Schema, value: Any) -> Any:
@@ -812,13 +827,16 @@ def _reads_valid(schema: Schema) -> bool:
     return schema.name not in _LOGICAL and schema.type in _READS_VALID
 
 
-def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any], bool]], node: Any) -> Struct:
-    """``Struct.put`` of each field read, in order, validating only what its reader does not guarantee."""
+def _struct_to_connect(schema: Schema, fields: list[tuple[Field, Callable[[Any], Any], Callable[[Any], Any], bool]],
+                       node: Any) -> Struct:
+    """``Struct.put`` of each field read, in order, validating only what its reader does not guarantee
+    (``JsonConverter._struct_field``)."""
     if not isinstance(node, dict):
         raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
     values = []
-    for f, read, valid in fields:
-        value = read(node.get(f.name))
+    for f, read, convert, valid in fields:
+        value = node.get(f.name)
+        value = read(value) if value is None else convert(value)
         if value is None or not valid:
             validate_value(f.schema, value, f.name)
         values.append(value)
