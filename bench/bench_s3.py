@@ -143,7 +143,7 @@ def main() -> None:
                 "aws.access.key.id": "testing", "aws.secret.access.key": "testing", "flush.size": str(flush),
                 "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
                 "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "consumer.override.max.poll.records": "10000"})
+                "consumer.override.max.poll.records": "10000"})  # not honoured yet: polls of 500 records
             first = 0.0
             while (objects := sink_objects()) < len(names):
                 if objects and not first:
