@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
-from operator import itemgetter, methodcaller
+from operator import methodcaller
 from typing import Any, NamedTuple
 
 from connect_magics.api.config import (
@@ -56,6 +56,7 @@ from connect_magics.api.data import (
     STRING_SCHEMA,
     Date,
     Decimal,
+    Field,
     LRUCache,
     Schema,
     SchemaBuilder,
@@ -63,6 +64,7 @@ from connect_magics.api.data import (
     Struct,
     Time,
     Timestamp,
+    validate_value,
 )
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers
@@ -311,8 +313,9 @@ def _wrap(value: int, bits: int) -> int:
     return (value + half) % (1 << bits) - half
 
 
-def _as_int(node: Any, bits: int) -> int:
-    """Jackson's ``intValue()``/``longValue()`` then a narrowing cast (non-numbers read as 0)."""
+def _as_int(bits: int, node: Any) -> int:
+    """Jackson's ``intValue()``/``longValue()`` then a narrowing cast (non-numbers read as 0). The width
+    first, for a positional ``partial`` (a keyword one costs a dict per call)."""
     return _wrap(int(node), bits) if _is_number(node) else 0
 
 
@@ -329,6 +332,7 @@ _JSON_TYPE_NAMES = {SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "double"}
 _CONNECT_TYPES = {_JSON_TYPE_NAMES.get(t, t.value): t for t in SchemaType}
 _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
 _FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
+_READS_VALID = frozenset({*_INT_BITS, *_FLOATS, SchemaType.BOOLEAN, SchemaType.STRING, SchemaType.BYTES})
 _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
     (str, SchemaType.STRING), (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64),
     ((bytes, bytearray, memoryview), SchemaType.BYTES), ((list, tuple), SchemaType.ARRAY),
@@ -598,8 +602,9 @@ class JsonConverter(_DualConverter):
 
     def _from_envelope(self, data: bytes) -> tuple[Schema | None, Any] | None:
         """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
-        compact): the schema is found by its raw text, which repeats, so that only the payload is parsed.
-        None when the data is not such an envelope or does not parse: the general path then decides."""
+        compact) or as ``json.dumps`` does (a space after each ``:`` and ``,``): the schema is found by its raw
+        text, which repeats, so that only the payload is parsed. None when the data is not such an envelope or
+        does not parse: the general path then decides."""
         envelope = self._last_envelope
         if envelope is None or not data.startswith(envelope[0]):
             envelope = self._envelope_of(data)
@@ -610,26 +615,29 @@ class JsonConverter(_DualConverter):
         if data[-1:] != b"}":
             return None
         text = data[len(prefix):-1].decode("utf-8", "surrogatepass")
-        try:  # a payload that is not exactly one JSON value (another key, spaces, leading zeros...): general path
+        try:  # a payload that is not exactly one JSON value (another key, leading zeros...): general path
             node, end = _EXACT.scan_once(text, 0)
         except (StopIteration, ValueError, UnicodeDecodeError):
             return None
-        if end != len(text):
+        if end != len(text) and _WHITESPACE.fullmatch(text, end) is None:
             return None
         return schema, read(node)
 
     def _envelope_of(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
-        """``(raw text up to the payload, schema, payload reader)`` for data starting as Kafka writes envelopes."""
-        if not data.startswith(_ENVELOPE_START):
+        """``(raw text up to the payload, schema, payload reader)`` for data starting as an envelope (JSON's
+        whitespace allowed between its tokens)."""
+        start = _ENVELOPE_START.match(data)
+        if start is None:
             return None
         text = data.decode("utf-8", "surrogatepass")
-        try:
-            node, end = _EXACT.raw_decode(text, len(_ENVELOPE_START))
+        try:  # the start is ASCII: its end in bytes is its end in characters
+            node, end = _EXACT.raw_decode(text, start.end())
         except ValueError:
             return None
-        if not text.startswith(_PAYLOAD_KEY, end):
+        payload_key = _PAYLOAD_KEY.match(text, end)
+        if payload_key is None:
             return None
-        prefix = text[:end + len(_PAYLOAD_KEY)].encode("utf-8", "surrogatepass")
+        prefix = text[:payload_key.end()].encode("utf-8", "surrogatepass")
         envelope = self._envelopes.get(prefix)
         if envelope is None:
             try:
@@ -712,6 +720,18 @@ class JsonConverter(_DualConverter):
         """Kafka's ``JsonConverter.convertToConnect`` for one schema, decided once rather than per value."""
         if schema is None:
             return _schemaless_to_connect
+        return self._with_nulls(schema, self._compile_convert(schema))
+
+    def _with_nulls(self, schema: Schema, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """The reader of ``schema`` from what it does with a non-null node: a null node is the default, or
+        None for an optional schema, or fails."""
+        default = schema.default_value if self.replace_null_with_default else None
+        if default is None and not schema.optional:
+            return partial(_required, convert, f"Invalid null value for required {schema.type} field")
+        return partial(_nullable, convert, default)
+
+    def _compile_convert(self, schema: Schema) -> Callable[[Any], Any]:
+        """What the reader of ``schema`` does with a non-null node."""
         type_ = schema.type
         convert: Callable[[Any], Any]
         if schema.name in _LOGICAL:
@@ -719,7 +739,7 @@ class JsonConverter(_DualConverter):
         elif type_ is SchemaType.BOOLEAN:
             convert = _is_true
         elif type_ in _INT_BITS:
-            convert = partial(_as_int, bits=_INT_BITS[type_])
+            convert = partial(_as_int, _INT_BITS[type_])
         elif type_ in _FLOATS:
             convert = _as_float
         elif type_ is SchemaType.STRING:
@@ -734,16 +754,14 @@ class JsonConverter(_DualConverter):
                               else _pairs_map_to_connect, self._compile_reader(key_schema),
                               self._compile_reader(schema.value_schema))
         else:
-            fields = [(f, self._compile_reader(f.schema)) for f in schema.fields]
-            # Every reader gives a value valid for its schema, or null: a struct whose required fields are not null
-            # needs no check field by field, unless an array's or a map's items (not read by it) may be null.
-            containers = any(f.schema.type in (SchemaType.ARRAY, SchemaType.MAP) for f in schema.fields)
-            convert = partial(_struct_to_connect, schema, fields, None if containers else _nulls_among(
-                [f.index for f in schema.fields if not f.schema.optional]))
-        default = schema.default_value if self.replace_null_with_default else None
-        if default is None and not schema.optional:
-            return partial(_required, convert, f"Invalid null value for required {type_} field")
-        return partial(_nullable, convert, default)
+            convert = partial(_struct_to_connect, schema, [self._struct_field(f) for f in schema.fields])
+        return convert
+
+    def _struct_field(self, field: Field) -> tuple[Field, Callable[[Any], Any], Callable[[Any], Any], bool]:
+        """What ``_struct_to_connect`` reads a field with: the field, its reader and what that does with a
+        non-null node, and whether the reader gives only valid values (or None)."""
+        convert = self._compile_convert(field.schema)
+        return field, self._with_nulls(field.schema, convert), convert, _reads_valid(field.schema)
 
     # -- logical types
     def _decimal_to_json(self, schema: Schema, value: Any) -> Any:
@@ -755,9 +773,11 @@ class JsonConverter(_DualConverter):
 
 
 _MISSING: Any = object()
-_ENVELOPE_START = b'{"schema":'
+# An envelope's start and its payload key, with JSON's whitespace where its grammar allows it.
+_ENVELOPE_START = re.compile(rb'\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_PAYLOAD_KEY = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
 _COMPILED = ("_readers", "_writers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
-_PAYLOAD_KEY = ',"payload":'
 
 
 # The parts of a compiled payload reader (JsonConverter._compile_reader): each takes a non-null node.
@@ -813,39 +833,26 @@ def _pairs_map_to_connect(key: Callable[[Any], Any], value: Callable[[Any], Any]
     return result
 
 
-def _struct_to_connect(schema: Schema, fields: list[tuple[Any, Callable[[Any], Any]]],
-                       nulls: Callable[[list[Any]], bool] | None, node: Any) -> Struct:
-    """The struct of a JSON object, each field read then put (validated). When ``nulls`` tells whether a required
-    field read null, the fields are read first, and put one by one only if one did or a reader raised: the first
-    invalid field then raises, as it would have."""
+def _reads_valid(schema: Schema) -> bool:
+    """Whether the compiled reader of ``schema`` gives only values that ``validate_value`` accepts, or None: true
+    of the primitive types that are not logical ones (their readers return a value of the type, in range)."""
+    return schema.name not in _LOGICAL and schema.type in _READS_VALID
+
+
+def _struct_to_connect(schema: Schema, fields: list[tuple[Field, Callable[[Any], Any], Callable[[Any], Any], bool]],
+                       node: Any) -> Struct:
+    """``Struct.put`` of each field read, in order, validating only what its reader does not guarantee
+    (``JsonConverter._struct_field``)."""
     if not isinstance(node, dict):
         raise DataException(f"Structs should be encoded as JSON objects, but found {_node_type(node)}")
-    if nulls is not None:
-        try:
-            values = [read(node.get(f.name)) for f, read in fields]
-        except Exception:  # noqa: BLE001 - read again below, field by field
-            values = None
-        if values is not None and not nulls(values):
-            return Struct.of(schema, values)
-    struct = Struct(schema)
-    for f, read in fields:
-        struct.put(f, read(node.get(f.name)))
-    return struct
-
-
-def _nulls_among(indexes: list[int]) -> Callable[[list[Any]], bool]:
-    """Whether any of the values at ``indexes`` of a list is None.
-
-    >>> _nulls_among([0, 2])([1, None, 3]), _nulls_among([1])([1, None, 3]), _nulls_among([])([None])
-    (False, True, False)
-    """
-    if not indexes:
-        return lambda values: False
-    if len(indexes) == 1:
-        index = indexes[0]
-        return lambda values: values[index] is None
-    at = itemgetter(*indexes)
-    return lambda values: None in at(values)
+    values = []
+    for f, read, convert, valid in fields:
+        value = node.get(f.name)
+        value = read(value) if value is None else convert(value)
+        if value is None or not valid:
+            validate_value(f.schema, value, f.name)
+        values.append(value)
+    return Struct.of(schema, values)
 
 
 def _schemaless_type(value: Any) -> SchemaType:

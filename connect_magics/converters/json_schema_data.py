@@ -573,7 +573,7 @@ class JsonSchemaData:
             if logical is not None:
                 return logical(schema, node)
         if type_ in _INT_BITS:
-            return _as_int(node, _INT_BITS[type_])
+            return _as_int(_INT_BITS[type_], node)
         if type_ in (SchemaType.FLOAT32, SchemaType.FLOAT64):
             return float(node) if _is_number(node) else 0.0
         if type_ is SchemaType.BOOLEAN:

@@ -1,8 +1,9 @@
 """JsonConverter's fast paths give exactly what its general path gives.
 
 Envelopes written as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``, compact) are
-read by finding the schema by its raw text and parsing only the payload; the same bytes with a space
-after the opening brace take the general path (parse everything, then the schema). Schemaless JSON
+read by finding the schema by its raw text and parsing only the payload (so are envelopes with JSON's
+whitespace between their tokens, as ``json.dumps`` writes them); the same bytes after a space take the
+general path (parse everything, then the schema). Schemaless JSON
 is parsed straight to floats. Both must agree with the general path on every vector.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import pickle
 
 import pytest
@@ -45,9 +47,9 @@ def json_converter(**configs: str) -> JsonConverter:
 
 
 def general(data: bytes) -> bytes:
-    """The same envelope, spelled so that it misses the fast path (a space after the opening brace)."""
+    """The same envelope, spelled so that it misses the fast path (a space before the opening brace)."""
     assert data.startswith(b'{"schema":')
-    return b"{ " + data[1:]
+    return b" " + data
 
 
 INNER = SchemaBuilder.struct().name("inner").field("x", INT32_SCHEMA).field("s", OPTIONAL_STRING_SCHEMA).build()
@@ -336,8 +338,6 @@ GOOD = {"id": 1, "small": 300, "name": "n", "note": None, "flag": True, "ratio":
 ])
 def test_struct_reader_is_put_field_by_field(node) -> None:
     """A struct read from its values at once is the struct put (validated) field by field, errors included."""
-    from connect_magics.api import converters
-
     reader = json_converter()._compile_reader(ROW)
     fields = [(f, json_converter()._compile_reader(f.schema)) for f in ROW.fields]
 
@@ -346,7 +346,90 @@ def test_struct_reader_is_put_field_by_field(node) -> None:
             return read()
         except Exception as e:  # noqa: BLE001 - compared
             return type(e), str(e), type(e.__cause__)
-    expected = outcome(lambda: converters._struct_to_connect(ROW, fields, None, node))
+
+    def put_field_by_field():
+        struct = Struct(ROW)
+        for f, read in fields:
+            struct.put(f, read(node.get(f.name)))
+        return struct
+
+    expected = outcome(put_field_by_field)
     assert outcome(lambda: reader(node)) == expected
     if isinstance(expected, Struct):
         expected.validate()
+
+
+def _spaced(data: bytes) -> bytes:
+    """An envelope written compactly, respelled with JSON's whitespace between the envelope's tokens and in its
+    schema (the payload's text kept)."""
+    schema, end = json.JSONDecoder().raw_decode(data.decode(), len(b'{"schema":'))
+    payload = data[end + len(b',"payload":'):-1]
+    return b'{ "schema" :\t' + json.dumps(schema, indent=1).encode() + b'\r\n, "payload": ' + payload + b" \n}"
+
+
+@pytest.mark.parametrize("schema, value, read_back", [(*w, w[1])[:3] for w in WRITTEN])
+def test_envelopes_with_whitespace_take_the_fast_path(schema, value, read_back):
+    data = json_converter().from_connect_data(TOPIC, schema, value)
+    fast = json_converter()
+    expected = json_converter().to_connect_data(TOPIC, general(data))
+    first, again = fast.to_connect_data(TOPIC, _spaced(data)), fast.to_connect_data(TOPIC, _spaced(data))
+    assert _same(first, expected) and _same(again, expected)
+    assert fast._last_envelope is not None and fast._last_envelope[0].startswith(b'{ "schema" :\t')
+
+
+def test_json_dumps_envelopes_are_read_by_the_fast_path():
+    schema = {"type": "struct", "optional": False, "fields": [{"field": "id", "type": "int64", "optional": False}]}
+    datas = [json.dumps({"schema": schema, "payload": {"id": i}}).encode() for i in range(3)]
+    c = json_converter()
+    assert c.to_connect_column(TOPIC, datas) == [json_converter().to_connect_data(TOPIC, general(d)) for d in datas]
+    assert len(c._envelopes) == 1
+
+
+# Every kind of field: Struct.put validated each field read; now only those whose reader may give an invalid value.
+_KINDS = (SchemaBuilder.struct().name("kinds")
+          .field("b", SchemaBuilder.bool().build()).field("i8", SchemaBuilder.int8().build())
+          .field("i16", SchemaBuilder.int16().build()).field("i32", INT32_SCHEMA).field("i64", INT64_SCHEMA)
+          .field("f32", SchemaBuilder.float32().build()).field("f64", FLOAT64_SCHEMA)
+          .field("s", STRING_SCHEMA).field("os", OPTIONAL_STRING_SCHEMA).field("y", BYTES_SCHEMA)
+          .field("oy", SchemaBuilder.bytes().optional().build())
+          .field("ds", SchemaBuilder.string().default_value("d").build())
+          .field("dec", Decimal.schema(2)).field("date", Date.builder().optional().build()).field("ts", Timestamp.SCHEMA)
+          .field("arr", SchemaBuilder.array(STRING_SCHEMA).build())
+          .field("map", SchemaBuilder.map(STRING_SCHEMA, INT32_SCHEMA).optional().build())
+          .field("inner", INNER).build())
+_GOOD = {"b": True, "i8": 1, "i16": 2, "i32": 3, "i64": 4, "f32": 1.5, "f64": 2.5, "s": "s", "os": "o", "y": "AAE=",
+         "oy": None, "ds": "x", "dec": "AQ==", "date": 19000, "ts": 1700000000000, "arr": ["a"], "map": {"k": 1},
+         "inner": {"x": 1, "s": None}}
+_BAD_NODES = [None, 5, -(1 << 70), "x", "not base64!", 1.5, True, [], [5], {}, {"k": "v"}, {"x": "y"}]
+_MISSING_FIELD = object()
+
+
+def _reference(c: JsonConverter, schema, payload: dict) -> Struct:
+    """How the struct was read before: each field read on its own, then ``Struct.put`` (validated)."""
+    struct = Struct(schema)
+    for f in schema.fields:
+        envelope = json.dumps({"schema": c.as_json_schema(f.schema), "payload": payload.get(f.name)}).encode()
+        struct.put(f, c.to_connect_data(TOPIC, b" " + envelope).value)
+    return struct
+
+
+def _read(read, *args):
+    """What ``read`` returns, or the type and message of what it raises."""
+    try:
+        return read(*args)
+    except Exception as e:  # noqa: BLE001 - DataException, and OverflowError for a timestamp out of range
+        return f"{type(e).__name__}: {e}"
+
+
+@pytest.mark.parametrize("field", [f.name for f in _KINDS.fields])
+@pytest.mark.parametrize("node", [*_BAD_NODES, _MISSING_FIELD])
+@pytest.mark.parametrize("replace_null", ["true", "false"])
+def test_structs_are_read_as_struct_put_validated_them(field, node, replace_null):
+    c = json_converter(**{"replace.null.with.default": replace_null})
+    payload = {k: v for k, v in _GOOD.items() if k != field or node is not _MISSING_FIELD}
+    if node is not _MISSING_FIELD:
+        payload[field] = node
+    data = json.dumps({"schema": c.as_json_schema(_KINDS), "payload": payload}, separators=(",", ":")).encode()
+    expected = _read(_reference, c, _KINDS, payload)
+    got = _read(lambda: c.to_connect_data(TOPIC, data).value)
+    assert got == expected and (isinstance(got, str) or got.schema is _KINDS or got.schema == _KINDS)

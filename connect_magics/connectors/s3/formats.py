@@ -58,16 +58,20 @@ class ParquetFormat(RecordFormat):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from connect_magics.connectors.spark_table.arrow_types import arrow_type, arrow_value
+        from connect_magics.connectors.spark_table.arrow_types import arrow_type, arrow_value, field_column
 
         schema = records[0].value_schema
         if schema is None or str(schema.type) != "STRUCT":
             r = records[0]
             raise ConnectException(f"format.class: ParquetFormat needs values with a STRUCT schema; record "
                                    f"{r.topic}-{r.kafka_partition}@{r.kafka_offset} has none")
-        convert = arrow_value(schema)
-        rows = [convert(r.value) if convert else r.value for r in records]
-        table = pa.Table.from_pylist(rows, schema=pa.schema(list(arrow_type(schema))))
+        values = [r.value for r in records]
+        try:  # the columns Table.from_pylist would make of each value's row (arrow_value), without the rows
+            columns = [field_column(f, values) for f in schema.fields]
+        except Exception:
+            list(map(arrow_value(schema), values))  # a value that does not convert: raise as row by row did
+            raise
+        table = pa.Table.from_arrays(columns, schema=pa.schema(list(arrow_type(schema))))
         out = io.BytesIO()
         pq.write_table(table, out, compression=self.codec if self.codec != "none" else None)
         return out.getvalue()

@@ -45,6 +45,8 @@ __all__ = ["S3SinkConnector", "S3SinkTask"]
 
 log = logging.getLogger(__name__)
 
+_NO_TOPIC = object()  # before a put's first record
+
 
 class S3SinkConnector(SinkConnector):
     """Writes ``topics`` into an S3 bucket (or any fsspec store) in Confluent's layout; see the module.
@@ -145,13 +147,14 @@ class S3SinkTask(SinkTask):
     def put(self, records: SinkRecords) -> None:
         ignore_nulls = self.parsed[c.NULL_VALUES] == "ignore"
         flush_size = self.parsed[c.FLUSH_SIZE]
-        writers = self.writers
+        topic: Any = _NO_TOPIC  # the Kafka partition of the run of records the loop is in (none yet)
+        partition: int | None = None
         for record in records:
-            tp = TopicPartition(record.original_topic, record.original_kafka_partition)
+            if record.original_kafka_partition != partition or record.original_topic != topic:
+                topic, partition = record.original_topic, record.original_kafka_partition
+                tp, writer = self._writer(topic, partition)
+                default_encoded = default_encoded_partition(partition)
             offset = record.original_kafka_offset
-            writer = writers.get(tp)
-            if writer is None:
-                writer = writers[tp] = _PartitionWriter()
             if offset < writer.next_offset:
                 continue  # already buffered (consumed again after a rewind)
             writer.next_offset = offset + 1
@@ -171,13 +174,25 @@ class S3SinkTask(SinkTask):
             elif self.field_partitioner is not None:
                 encoded = self.field_partitioner.encode(record)
             else:
-                encoded = default_encoded_partition(record.original_kafka_partition)
+                encoded = default_encoded
             writer.current_encoded = encoded
-            writer.files.setdefault(encoded, []).append(record)
+            buffered = writer.files.get(encoded)
+            if buffered is None:
+                writer.files[encoded] = [record]
+            else:
+                buffered.append(record)
             writer.last_written = offset
             writer.count += 1
             if writer.count >= flush_size:
                 self._commit_files(tp, writer)
+
+    def _writer(self, topic: str, partition: int | None) -> tuple[TopicPartition, _PartitionWriter]:
+        """The Kafka partition and its writer (a new one for a partition not seen yet)."""
+        tp = TopicPartition(topic, partition)
+        writer = self.writers.get(tp)
+        if writer is None:
+            writer = self.writers[tp] = _PartitionWriter()
+        return tp, writer
 
     def _rotate_on_time(self, writer: _PartitionWriter, encoded: str, timestamp: int) -> bool:
         """Confluent's rule: with ``rotate.interval.ms`` set, the files are committed before a record that is

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -40,6 +40,7 @@ from connect_magics.api.data import (
     OPTIONAL_STRING_SCHEMA,
     Date,
     Decimal,
+    Field,
     Schema,
     SchemaBuilder,
     SchemaType,
@@ -49,7 +50,8 @@ from connect_magics.api.data import (
 )
 from connect_magics.api.errors import DataException
 
-__all__ = ["TIMESTAMP", "arrow_type", "arrow_value", "connect_schema", "connect_value", "plain_value"]
+__all__ = ["TIMESTAMP", "arrow_type", "arrow_value", "connect_schema", "connect_value", "field_column",
+           "plain_value"]
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 """The Arrow type of timestamps in tables (Spark's and Delta's precision)."""
@@ -109,6 +111,19 @@ def arrow_value(schema: Schema) -> Callable[[Any], Any] | None:
             return out
         return struct
     return None
+
+
+def field_column(field: Field, structs: Sequence[Struct]) -> list[Any]:
+    """The values of ``field`` (``Struct.get``) in each struct, as :func:`arrow_value` of the struct gives them
+    row by row: one column's input to ``pyarrow.array`` for :func:`arrow_type` of the field's schema.
+
+    >>> s = SchemaBuilder.struct().field("t", Time.builder().optional().build()).build()
+    >>> field_column(s.fields[0], [Struct(s).put("t", _dt.time(0, 0, 2)), Struct(s)])
+    [2000, None]
+    """
+    column = [s.get(field) for s in structs]
+    convert = arrow_value(field.schema)
+    return column if convert is None else [None if v is None else convert(v) for v in column]
 
 
 def _same(value: Any) -> Any:

@@ -28,7 +28,7 @@ from connect_magics.api.config import java_str
 from connect_magics.api.data import Struct
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers, SinkRecord
-from connect_magics.connectors.spark_table.arrow_types import TIMESTAMP, arrow_type, arrow_value, plain_value
+from connect_magics.connectors.spark_table.arrow_types import TIMESTAMP, arrow_type, field_column, plain_value
 from connect_magics.connectors.spark_table.settings import COORDINATE_COLUMNS
 
 __all__ = ["VALUE_COLUMN", "RowColumns", "TableRows"]
@@ -209,12 +209,8 @@ def _struct_columns(structs: list[Struct]) -> dict[str, pa.Array]:
     """The columns of structs sharing one schema, typed by it."""
     columns = {}
     for field in structs[0].schema.fields:
-        column = [s.get(field) for s in structs]
-        convert = arrow_value(field.schema)
-        if convert is not None:
-            column = [None if v is None else convert(v) for v in column]
         try:
-            columns[field.name] = pa.array(column, arrow_type(field.schema))
+            columns[field.name] = pa.array(field_column(field, structs), arrow_type(field.schema))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
             raise DataException(f"Field '{field.name}' does not convert to {arrow_type(field.schema)}: {e}") from e
     return columns
