@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.config import ConfigException
-from connect_magics.security import librdkafka_settings
+from connect_magics.java_client_settings import java_name, librdkafka_client_settings
 from connect_magics.storage.kafka_log import client_logger
 
 #: Settings left to the client itself: checking them builds TLS contexts, runs ``kinit`` or fetches
@@ -65,8 +65,9 @@ def client_setting_errors(settings: Mapping[str, str], kind: str) -> list[tuple[
     value of the wrong type or out of range). Builds a client with no broker to connect to, so nothing
     goes over the network."""
     errors: list[tuple[str, str]] = []
+    given = settings
     try:
-        settings = librdkafka_settings(settings)
+        settings = librdkafka_client_settings(settings)
     except ConfigException as e:
         return [(e.name, e.reason or str(e))]
     servers = settings.get("bootstrap.servers")
@@ -87,7 +88,11 @@ def client_setting_errors(settings: Mapping[str, str], kind: str) -> list[tuple[
         reason = (e.args[0].str() if isinstance(e, KafkaException) else str(e)).strip()
         if reason.startswith("No such configuration property"):
             reason += " (the runtime's Kafka clients are librdkafka clients, whose settings differ from the Java clients')"
-        errors.append((_named_setting(reason, probe, kind), reason))
+        name = _named_setting(reason, probe, kind)
+        java = java_name(name, given)
+        if java != name:
+            name, reason = java, f"{reason} ({java} is librdkafka's {name})"
+        errors.append((name, reason))
     else:
         if kind == "consumer":
             client.close()

@@ -30,6 +30,7 @@ from connect_magics.api.predicates import Predicate
 from connect_magics.api.records import ConnectRecord
 from connect_magics.api.transforms import RegexValidator, Transformation
 from connect_magics.errors import BadRequestError, NotFoundError
+from connect_magics.java_client_settings import librdkafka_client_settings
 from connect_magics.runtime.config.client_settings import client_setting_errors
 from connect_magics.runtime.config.exactly_once import (
     EXACTLY_ONCE_GROUP,
@@ -50,7 +51,6 @@ from connect_magics.runtime.plugins.registry import (
     to_version_range,
 )
 from connect_magics.runtime.plugins.versions import InvalidVersionSpecificationError, VersionRange
-from connect_magics.security import librdkafka_settings
 
 CONNECTOR_CLASS = "connector.class"
 #: KIP-891's ``connector.plugin.version`` (``ConnectorConfig.CONNECTOR_VERSION``).
@@ -726,7 +726,7 @@ def client_overrides(config: Mapping[str, str], kind: str, policy: str) -> dict[
             raise ConfigException(prefix + bad[0], overrides[bad[0]],
                                   "The 'Principal' policy does not allow it to be overridden")
     try:
-        return librdkafka_settings(overrides)  # sasl.jaas.config and Java stores as librdkafka takes them
+        return librdkafka_client_settings(overrides)  # sasl.jaas.config and Java stores as librdkafka takes them
     except ConfigException as e:
         raise ConfigException(prefix + e.name, e.value, e.reason) from None
 

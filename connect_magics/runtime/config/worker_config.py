@@ -15,6 +15,7 @@ import socket
 from collections.abc import Mapping
 
 from connect_magics.api.config import ConfigException
+from connect_magics.java_client_settings import librdkafka_client_settings
 from connect_magics.runtime.config.client_settings import bootstrap_servers_error, client_setting_errors
 from connect_magics.runtime.config.config_transformer import PROVIDERS, ConfigTransformer
 from connect_magics.runtime.config.exactly_once import check_worker_setting
@@ -23,7 +24,6 @@ from connect_magics.runtime.topics.creation import (
     REPLICATION_FACTOR_MESSAGE,
     topic_name_error,
 )
-from connect_magics.security import librdkafka_settings
 from connect_magics.security.client_settings import java_settings
 from connect_magics.storage.status_retry import RetryPolicy
 
@@ -165,7 +165,7 @@ class WorkerConfig(Mapping[str, str]):
             prefix = f"{kind}."
             out.update({k[len(prefix):]: v for k, v in self._props.items() if k.startswith(prefix)})
         try:
-            return librdkafka_settings(out)
+            return librdkafka_client_settings(out)
         except ConfigException as e:  # name the key as the worker's properties have it
             key = f"{kind}.{e.name}" if kind and f"{kind}.{e.name}" in self._props else e.name
             raise ConfigException(key, "[hidden]" if e.value == "[hidden]" else self._props.get(key, e.value),

@@ -35,7 +35,8 @@ from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
 
 log = logging.getLogger(__name__)
 
-MAX_POLL_RECORDS = 500
+MAX_POLL_RECORDS = 500  # the consumer's max.poll.records unless set: the most records a put() gets
+_CONSUME_LIMIT = 1_000_000  # the most confluent-kafka's consume() takes
 POLL_TIMEOUT = 0.1  # seconds: how long a poll waits for messages, and the default wait before a redelivery
 #: A member learns of a rebalance from a heartbeat's answer: with Kafka's 3 s, the first of tasks started
 #: together takes every partition for up to 3 s before the others get theirs (docs/deviations.md).
@@ -180,6 +181,7 @@ class SinkTaskRunner(TaskRunner):
                  admin_config: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.consumer_config = consumer_config
+        self.max_poll_records = min(int(consumer_config.get("max.poll.records", MAX_POLL_RECORDS)), _CONSUME_LIMIT)
         self.producer_config = producer_config  # for the dead letter queue
         self.admin_config = admin_config
         wc = self.services.worker_config
@@ -309,7 +311,7 @@ class SinkTaskRunner(TaskRunner):
         timeout, self.retry_timeout = min(POLL_TIMEOUT, self.retry_timeout or POLL_TIMEOUT), None
         if self.pending is not None and time.monotonic() < self.redeliver_at:
             timeout = min(timeout, self.redeliver_at - time.monotonic())
-        msgs = self.consumer.consume(MAX_POLL_RECORDS, timeout=max(timeout, 0.0))
+        msgs = self.consumer.consume(self.max_poll_records, timeout=max(timeout, 0.0))
         if msgs and self._assigned_in_poll:
             self._refetch_assigned_in_poll(msgs)
         self._assigned_in_poll.clear()
