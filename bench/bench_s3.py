@@ -142,8 +142,7 @@ def main() -> None:
                 "s3.bucket.name": bucket, "store.url": url, "s3.region": "us-east-1",
                 "aws.access.key.id": "testing", "aws.secret.access.key": "testing", "flush.size": str(flush),
                 "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "consumer.override.max.poll.records": "10000"})  # not honoured yet: polls of 500 records
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter"})  # polls of 500 (max.poll.records)
             first = 0.0
             while (objects := sink_objects()) < len(names):
                 if objects and not first:
