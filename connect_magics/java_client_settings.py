@@ -27,7 +27,7 @@ __all__ = ["DROPPED", "RENAMED", "java_name", "librdkafka_client_settings"]
 log = logging.getLogger(__name__)
 
 
-def _non_negative_int(key: str, value: str) -> int:
+def _int_from_minus_one(key: str, value: str) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -38,17 +38,17 @@ def _non_negative_int(key: str, value: str) -> int:
 
 
 def _same(key: str, value: str) -> str:
-    _non_negative_int(key, value)
+    _int_from_minus_one(key, value)
     return value
 
 
 def _socket_buffer(key: str, value: str) -> str:
     """Java's -1 (the operating system's size) is librdkafka's 0."""
-    return str(max(0, _non_negative_int(key, value)))
+    return str(max(0, _int_from_minus_one(key, value)))
 
 
 def _kilobytes(key: str, value: str) -> str:
-    return str(max(1, -(-_non_negative_int(key, value) // 1024)))
+    return str(max(1, -(-_int_from_minus_one(key, value) // 1024)))
 
 
 #: Java name -> (librdkafka name, the value turned into librdkafka's).
