@@ -26,6 +26,9 @@ CLUSTER_CONF = {
     "spark.cores.max": "3",
     "spark.executor.cores": "1",
     "spark.executor.memory": "512m",
+    # every task instance in a Python worker of its own: a restarted task has a new pid (the test tells instances
+    # apart by it), also when Spark gives its job the executor the previous instance just left
+    "spark.python.worker.reuse": "false",
 }
 
 

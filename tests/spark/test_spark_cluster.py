@@ -152,7 +152,8 @@ def test_a_task_on_a_killed_worker_jvm_runs_again_on_the_other_worker_and_every_
                 rest("POST", f"/connectors/{sink}/tasks/1/restart")
             return None
         return workers
-    workers = wait_until(placed, 240, message=lambda: f"the sink tasks RUNNING on both worker JVMs{context()}")
+    workers = wait_until(placed, 240, message=lambda: f"the sink tasks RUNNING on both worker JVMs (task 1 restarted "
+                                                      f"from Python workers {sorted(restarted)}){context()}")
     pids = running()
 
     def reads() -> dict[int, float]:
