@@ -210,7 +210,7 @@ class RemoteRuntime:
         if self._admin is None:
             from confluent_kafka.admin import AdminClient
 
-            from connect_magics.storage.kafka_log import client_logger
+            from connect_magics.storage.client_logs import client_logger
 
             self._admin = AdminClient({**self._kafka("Looking at the cluster's topics"),
                                        "logger": client_logger("admin")})

@@ -106,29 +106,9 @@ __all__ = [
     # converters
     "ByteArrayConverter", "Converter", "HeaderConverter", "JsonConverter", "SchemaAndValue",
     "SimpleHeaderConverter", "StringConverter",
-    # transformations and predicates
-    "BUILTIN_PREDICATES", "BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HasHeaderKey", "HoistField",
-    "InsertField", "Predicate", "RecordIsTombstone", "RegexRouter", "ReplaceField", "TopicNameMatches",
-    "Transformation",
+    # transformations and predicates (Kafka's own: connect_magics.transforms)
+    "Predicate", "Transformation",
     # errors
     "AlreadyExistsException", "ConnectException", "DataException", "NotFoundException", "RetriableException",
     "SchemaBuilderException",
 ]
-
-_TRANSFORMS = {"BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HoistField", "InsertField", "RegexRouter",
-               "ReplaceField"}
-_PREDICATES = {"BUILTIN_PREDICATES", "HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"}
-
-
-def __getattr__(name: str) -> object:
-    """Kafka's transformations and predicates (:mod:`connect_magics.transforms`), loaded on first use: that
-    package imports this one."""
-    if name in _TRANSFORMS:
-        import connect_magics.transforms as transforms
-
-        return getattr(transforms, name)
-    if name in _PREDICATES:
-        import connect_magics.transforms.predicates as predicates
-
-        return getattr(predicates, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,5 @@
 """Predicates: conditions that decide whether a transformation applies to a record; the :class:`Predicate`
-base class. Kafka's own predicates live in :mod:`connect_magics.transforms.predicates`; their names are still
-importable from here, loaded on first use.
+base class. Kafka's own predicates live in :mod:`connect_magics.transforms.predicates`.
 
 Example::
 
@@ -50,14 +49,3 @@ class Predicate(ABC):
     def version(self) -> str:
         return plugin_version()
 
-
-_MOVED = {"BUILTIN_PREDICATES", "HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"}
-
-
-def __getattr__(name: str) -> Any:
-    """Kafka's predicates, moved to :mod:`connect_magics.transforms.predicates`, under their old import path."""
-    if name in _MOVED:
-        import connect_magics.transforms.predicates as predicates
-
-        return getattr(predicates, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

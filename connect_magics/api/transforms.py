@@ -2,8 +2,8 @@
 
 A transformation maps one record to another (or to None, dropping it). ``predicate`` and
 ``negate`` settings are applied by the runtime's transformation chain, not by the transform.
-Kafka's own transformations live in :mod:`connect_magics.transforms`; their names are still importable
-from here (``from connect_magics.api.transforms import RegexRouter``), loaded on first use.
+Kafka's own transformations live in :mod:`connect_magics.transforms` (``from connect_magics.transforms import
+RegexRouter``), which imports this module, never the other way.
 
 Example::
 
@@ -73,16 +73,3 @@ class RegexValidator(Validator):
     def __str__(self) -> str:
         return "valid regex"
 
-
-_MOVED = {"BUILTIN_TRANSFORMS", "ExtractField", "Filter", "HoistField", "InsertField", "RegexRouter", "ReplaceField",
-          "InsertFieldKey", "InsertFieldValue", "ReplaceFieldKey", "ReplaceFieldValue", "HoistFieldKey",
-          "HoistFieldValue", "ExtractFieldKey", "ExtractFieldValue"}
-
-
-def __getattr__(name: str) -> Any:
-    """Kafka's transformations, moved to :mod:`connect_magics.transforms`, under their old import path."""
-    if name in _MOVED:
-        import connect_magics.transforms as transforms
-
-        return getattr(transforms, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -58,8 +58,9 @@ from connect_magics.runtime.worker.fencing import TaskFence
 from connect_magics.runtime.worker.offset_stores import connector_store_spec, start_connector_store
 from connect_magics.runtime.worker.source_runner import StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner, connector_desc
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.runtime.worker.task_metrics import CONNECTOR_TASK_METRICS, StartupCounts
-from connect_magics.runtime.worker.task_runner import TaskId, TaskServices
+from connect_magics.runtime.worker.task_runner import TaskServices
 from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.client_limit import ClientLimitError
 from connect_magics.storage.config_store import ConfigStore, TargetState

@@ -40,11 +40,13 @@ from connect_magics.api.errors import ConnectException
 from connect_magics.api.records import TopicPartition
 from connect_magics.errors import BadRequestError, ConnectRestError, NotFoundError
 from connect_magics.runtime.config.connector_config import CONNECTOR_CLASS, client_overrides
-from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.config.worker_keys import CLIENT_KEYS_PREFIXES
 from connect_magics.runtime.plugins.registry import PluginDesc, PluginNotFoundError
 from connect_magics.runtime.worker.offset_stores import OFFSETS_TOPIC_CONFIG, REQUEST_TIMEOUT_S
 from connect_magics.runtime.worker.sink_runner import sink_group_id
 from connect_magics.storage.authorization import raise_access
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.group_offsets import (
     GroupOffsetsError,
@@ -53,7 +55,6 @@ from connect_magics.storage.group_offsets import (
     delete_group_offsets,
     list_group_offsets,
 )
-from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, validate_format, write_offsets
 
 if TYPE_CHECKING:

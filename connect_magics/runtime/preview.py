@@ -30,10 +30,10 @@ from connect_magics.runtime.worker.offset_stores import REQUEST_TIMEOUT_S
 from connect_magics.runtime.worker.sink_runner import SinkTaskRunner, sink_group_id
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner, StoreOffsetReader
 from connect_magics.runtime.worker.task_factory import TaskSpec, build_runner
-from connect_magics.runtime.worker.task_runner import TaskId
+from connect_magics.runtime.worker.task_id import TaskId
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.group_offsets import list_group_offsets
-from connect_magics.storage.kafka_log import client_logger
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -36,7 +36,7 @@ from connect_magics.runtime.offsets import (
 )
 from connect_magics.runtime.topics.tracking import sink_topic_filter
 from connect_magics.runtime.worker.offset_stores import REQUEST_TIMEOUT_S
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.client_logs import client_logger
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -41,9 +41,10 @@ from connect_magics.storage.authorization import (
     check_topic_operations,
     principal,
 )
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
-from connect_magics.storage.kafka_log import client_logger, ensure_topic
+from connect_magics.storage.kafka_log import ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore

@@ -41,7 +41,8 @@ from connect_magics.storage.authorization import (
     check_topic_operations,
     principal,
 )
-from connect_magics.storage.kafka_log import client_logger, known_partitions
+from connect_magics.storage.client_logs import client_logger
+from connect_magics.storage.kafka_log import known_partitions
 
 __all__ = ["READERS", "TopicRange", "converters", "read_topic", "topic_ranges"]
 

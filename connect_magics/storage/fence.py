@@ -26,7 +26,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from connect_magics.api.errors import ConnectException
 from connect_magics.storage.authorization import KafkaAccessError, access_error, authorization_code
 from connect_magics.storage.client_limit import ClientLimitError, Reservation, new_client
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.client_logs import client_logger
 
 log = logging.getLogger(__name__)
 

@@ -36,6 +36,7 @@ from connect_magics.storage.authorization import (
     principal,
 )
 from connect_magics.storage.client_limit import new_client
+from connect_magics.storage.client_logs import client_logger
 
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
@@ -95,11 +96,6 @@ def text_key(key: bytes) -> str:
         return key.decode()
     except UnicodeDecodeError:
         raise BadRecord("the key is not UTF-8 text") from None
-
-
-def client_logger(name: str) -> logging.Logger:
-    """The Python logger that librdkafka messages go to (instead of the kernel's stderr)."""
-    return logging.getLogger(f"connect_magics.kafka.{name}")
 
 
 # librdkafka waits fetch.queue.backoff.ms (1 s by default) before fetching again once its local queue is

@@ -18,7 +18,7 @@ from raw_topics import create_topics, read_records
 
 from connect_magics import ConnectRuntime
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError, TaskOwnership, transactional_id
-from connect_magics.runtime.worker.task_runner import TaskId
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.storage.fence import TransactionLostError
 from connect_magics.storage.group_offsets import list_group_offsets
 from connect_magics.storage.task_control import TaskControlStore

@@ -14,7 +14,7 @@ from raw_topics import create_topics, read_partitioned, read_records
 from connect_magics import ConnectRuntime
 from connect_magics.runtime.executors.threads import ThreadExecutor
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
-from connect_magics.runtime.worker.task_runner import TaskId
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.storage.group_offsets import list_group_offsets
 
 FAST = {"offset.flush.interval.ms": "200"}

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from connect_magics.api.config import ConfigException
-from connect_magics.api.predicates import (
+from connect_magics.api.predicates import Predicate
+from connect_magics.api.records import Headers, SinkRecord, SourceRecord
+from connect_magics.transforms.predicates import (
     BUILTIN_PREDICATES,
     HasHeaderKey,
-    Predicate,
     RecordIsTombstone,
     TopicNameMatches,
 )
-from connect_magics.api.records import Headers, SinkRecord, SourceRecord
 
 pytestmark = pytest.mark.unit
 

@@ -20,7 +20,8 @@ from connect_magics.api.data import (
 )
 from connect_magics.api.errors import DataException
 from connect_magics.api.records import Headers, SinkRecord, SourceRecord
-from connect_magics.api.transforms import (
+from connect_magics.api.transforms import Transformation
+from connect_magics.transforms import (
     BUILTIN_TRANSFORMS,
     ExtractField,
     Filter,
@@ -29,7 +30,6 @@ from connect_magics.api.transforms import (
     InsertFieldValue,
     RegexRouter,
     ReplaceField,
-    Transformation,
 )
 
 pytestmark = pytest.mark.unit

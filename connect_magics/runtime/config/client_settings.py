@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.config import ConfigException
 from connect_magics.java_client_settings import java_name, librdkafka_client_settings
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.client_logs import client_logger
 
 #: Settings left to the client itself: checking them builds TLS contexts, runs ``kinit`` or fetches
 #: OAuth tokens, which a validation must not do.

@@ -19,6 +19,7 @@ from connect_magics.java_client_settings import librdkafka_client_settings
 from connect_magics.runtime.config.client_settings import bootstrap_servers_error, client_setting_errors
 from connect_magics.runtime.config.config_transformer import PROVIDERS, ConfigTransformer
 from connect_magics.runtime.config.exactly_once import check_worker_setting
+from connect_magics.runtime.config.worker_keys import CLIENT_KEYS_PREFIXES, advertised_host_port
 from connect_magics.runtime.topics.creation import (
     PARTITIONS_MESSAGE,
     REPLICATION_FACTOR_MESSAGE,
@@ -62,10 +63,6 @@ _WORKER_ONLY_PREFIXES = ("offset.", "config.", "status.", "key.converter", "valu
                          "producer.", "consumer.", "admin.", "internal.", "worker.", "scheduled.",
                          "heartbeat.", "session.", "rebalance.", "exactly.once", "inter.worker.", "leader.",
                          "config.providers")
-#: Client settings that apply to every client when set at the worker's top level.
-CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
-                        "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms", "enable.sasl.",
-                        "enable.ssl.")
 
 
 class WorkerConfig(Mapping[str, str]):
@@ -183,8 +180,6 @@ class WorkerConfig(Mapping[str, str]):
     def worker_id(self) -> str:
         """How statuses name this worker: its advertised REST host and port, as Kafka Connect's ``worker_id``
         (``rest.advertised.host.name`` / ``.port`` / ``.listener``, else the listener's; see docs/rest.md)."""
-        from connect_magics.runtime.config.worker_keys import advertised_host_port
-
         return advertised_host_port(self._props, machine=socket.gethostname())
 
 

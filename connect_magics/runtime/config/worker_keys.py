@@ -23,9 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from connect_magics.api.config import ConfigException
-from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES
 
 log = logging.getLogger(__name__)
+
+#: Client settings that apply to every client when set at the worker's top level.
+CLIENT_KEYS_PREFIXES = ("bootstrap.servers", "security.protocol", "sasl.", "ssl.", "client.dns.lookup",
+                        "socket.", "reconnect.backoff", "retry.backoff", "metadata.max.age.ms", "enable.sasl.",
+                        "enable.ssl.")
 
 LISTENERS = "listeners"
 HTTPS_PREFIX = "listeners.https."

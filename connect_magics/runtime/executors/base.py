@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_magics.runtime.worker.task_factory import TaskSpec
-from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner
+from connect_magics.runtime.worker.task_id import TaskId
+from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.task_control import TaskControlStore
 

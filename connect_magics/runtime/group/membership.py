@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.storage.authorization import KafkaAccessError, access_error
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.client_logs import client_logger
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from connect_magics.runtime.executors.base import TaskHandle
-from connect_magics.runtime.worker.task_runner import TaskId
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.storage.assignment_store import AssignmentStore, TaskKey
 from connect_magics.storage.config_store import ConfigStore, TargetState
 

@@ -35,7 +35,7 @@ from connect_magics.storage.authorization import (
     raise_access,
 )
 from connect_magics.storage.client_limit import Reservation, new_client
-from connect_magics.storage.kafka_log import client_logger
+from connect_magics.storage.client_logs import client_logger
 
 log = logging.getLogger(__name__)
 

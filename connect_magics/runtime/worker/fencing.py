@@ -25,14 +25,12 @@ the id again and the task goes on from its last commit.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES
+from connect_magics.runtime.config.worker_keys import CLIENT_KEYS_PREFIXES
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.storage.fence import FencedError, FenceOwner, ProducerFence
 from connect_magics.storage.task_control import TaskControlStore
-
-if TYPE_CHECKING:
-    from connect_magics.runtime.worker.task_runner import TaskId
 
 OWNERSHIP_TIMEOUT_S = 5.0  # how long telling a successor from an outage may wait for the control topic
 
@@ -44,7 +42,6 @@ class TaskFencedError(FencedError):
 def transactional_id(group_id: str, task_id: TaskId) -> str:
     """``{group.id}-{connector}-{task}``, as Kafka Connect names a source task's transactional id.
 
-    >>> from connect_magics.runtime.worker.task_runner import TaskId
     >>> transactional_id("nb", TaskId("lines", 2))
     'nb-lines-2'
     """

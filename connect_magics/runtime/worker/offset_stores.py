@@ -12,9 +12,11 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.runtime.config.connector_config import client_overrides
-from connect_magics.runtime.config.worker_config import CLIENT_KEYS_PREFIXES, WorkerConfig
+from connect_magics.runtime.config.worker_config import WorkerConfig
+from connect_magics.runtime.config.worker_keys import CLIENT_KEYS_PREFIXES
 from connect_magics.storage.authorization import KafkaAuthorizationError, check_topic_operations, principal
-from connect_magics.storage.kafka_log import client_logger, ensure_topic
+from connect_magics.storage.client_logs import client_logger
+from connect_magics.storage.kafka_log import ensure_topic
 from connect_magics.storage.offset_store import OffsetStore
 
 OFFSETS_TOPIC_CONFIG = "offsets.storage.topic"

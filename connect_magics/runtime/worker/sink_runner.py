@@ -30,8 +30,9 @@ from connect_magics.runtime.worker.task_metrics import SinkTaskMetrics
 from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.storage.authorization import access_error
 from connect_magics.storage.client_limit import new_client
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.fence import TransactionLostError
-from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS, client_logger
+from connect_magics.storage.kafka_log import CONSUMER_DEFAULTS
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from connect_magics.runtime.worker.task_runner import TaskRunner
 from connect_magics.runtime.worker.topic_admin import create_or_find_topic, describe_topic
 from connect_magics.storage.authorization import raise_access
 from connect_magics.storage.client_limit import new_client
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.fence import TransactionLostError
-from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.offset_store import OffsetStore, freeze, validate_format, write_offsets
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,8 @@ from connect_magics.runtime.worker.exactly_once_source import ExactlyOnceSourceT
 from connect_magics.runtime.worker.fencing import TaskFence, TaskOwnership
 from connect_magics.runtime.worker.sink_runner import SinkTaskRunner
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner
-from connect_magics.runtime.worker.task_runner import TaskId, TaskRunner, TaskServices
+from connect_magics.runtime.worker.task_id import TaskId
+from connect_magics.runtime.worker.task_runner import TaskRunner, TaskServices
 from connect_magics.storage.client_limit import Reservation
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.offset_store import OffsetStore

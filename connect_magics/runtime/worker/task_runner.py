@@ -31,27 +31,19 @@ from connect_magics.runtime.worker.error_handling import (
     staged,
 )
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError
+from connect_magics.runtime.worker.task_id import TaskId
 from connect_magics.runtime.worker.task_metrics import TaskStats
 from connect_magics.storage.authorization import first_line_trace
 from connect_magics.storage.client_limit import Reservation, new_client
+from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import TargetState
 from connect_magics.storage.fence import TransactionLostError
-from connect_magics.storage.kafka_log import client_logger
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, order=True)
-class TaskId:
-    connector: str
-    task: int
-
-    def __str__(self) -> str:
-        return f"{self.connector}-{self.task}"
 
 
 @dataclass
