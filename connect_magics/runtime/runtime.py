@@ -44,7 +44,7 @@ from connect_magics.storage.authorization import (
 from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
-from connect_magics.storage.kafka_log import ensure_topic
+from connect_magics.storage.kafka_log import ensure_topics
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
@@ -111,16 +111,18 @@ class ConnectRuntime:
         client, admin_config = wc.client_config(), wc.client_config("admin")
         check_connection(admin_config, logger=client_logger("admin"))  # a refused login fails now, not in 30 s
         self.admin = AdminClient({**admin_config, "logger": client_logger("admin")})
+        internal: dict[str, tuple[int, int, dict[str, str]]] = {}
         for topic, partitions, rf in (
                 ("config.storage.topic", 1, "config.storage.replication.factor"),
                 ("offset.storage.topic", wc.int("offset.storage.partitions"), "offset.storage.replication.factor"),
                 ("status.storage.topic", wc.int("status.storage.partitions"), "status.storage.replication.factor"),
                 ("task.control.storage.topic", 1, "config.storage.replication.factor")):
-            created = ensure_topic(self.admin, wc[topic], partitions, wc.int(rf), COMPACT, client_config=admin_config)
-            if topic == "config.storage.topic" and created != 1:
-                raise ValueError(f"Topic '{wc[topic]}' supplied via the 'config.storage.topic' property is required "
-                                 "to have a single partition in order to guarantee consistency of connector "
-                                 f"configurations, but found {created} partitions.")
+            internal.setdefault(wc[topic], (partitions, wc.int(rf), COMPACT))  # a name given twice: the first wins
+        created = ensure_topics(self.admin, internal, client_config=admin_config)  # missing ones in one request
+        if created[wc["config.storage.topic"]] != 1:
+            raise ValueError(f"Topic '{wc['config.storage.topic']}' supplied via the 'config.storage.topic' property "
+                             "is required to have a single partition in order to guarantee consistency of connector "
+                             f"configurations, but found {created[wc['config.storage.topic']]} partitions.")
         self._check_access(admin_config)  # every missing ACL of the worker at once, before anything reads or writes
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,

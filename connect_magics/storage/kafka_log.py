@@ -117,42 +117,59 @@ def known_partitions(consumer: Consumer, topic: str, timeout: float) -> list[int
 def ensure_topic(admin: AdminClient, name: str, partitions: int, replication_factor: int,
                  configs: Mapping[str, str], timeout: float = 30.0,
                  client_config: Mapping[str, Any] | None = None) -> int:
-    """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count.
+    """Create ``name`` if it does not exist (-1 means the broker's default); return its partition count
+    (:func:`ensure_topics` for one topic)."""
+    return ensure_topics(admin, {name: (partitions, replication_factor, configs)}, timeout, client_config)[name]
 
-    Existence is checked with a metadata request for all topics, never for ``name`` alone: that would
+
+def ensure_topics(admin: AdminClient, topics: Mapping[str, tuple[int, int, Mapping[str, str]]],
+                  timeout: float = 30.0, client_config: Mapping[str, Any] | None = None) -> dict[str, int]:
+    """Create those of ``topics`` (name -> partitions, replication factor, configs; -1: the broker's default)
+    that do not exist, in one request, and wait until every partition of each has a leader; return each
+    topic's partition count.
+
+    Existence is checked with a metadata request for all topics, never for a name alone: that would
     make a broker with ``auto.create.topics.enable`` create it with the wrong settings. A principal that may
-    neither see nor create the topic gets a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError`
+    neither see nor create a topic gets a :class:`~connect_magics.storage.authorization.KafkaAuthorizationError`
     (``client_config``: the admin client's settings, to name the principal).
     """
-    topic = admin.list_topics(timeout=timeout).topics.get(name)
-    if topic is None or topic.error is not None:
-        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
-                       config=dict(configs))
-        try:
-            admin.create_topics([new], request_timeout=timeout)[name].result(timeout)
-        except KafkaException as e:
-            if authorization_code(e) is not None:  # absent, or present but invisible to this principal
-                raise KafkaAuthorizationError(
-                    principal(client_config or {}), [("CREATE", "topic", name)],
-                    "the topic does not exist or is not visible to it; if it exists, it needs DESCRIBE on it, "
-                    "implied by READ and WRITE") from e
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
+    found = admin.list_topics(timeout=timeout).topics
+    missing = [name for name in topics if found.get(name) is None or found[name].error is not None]
+    if missing:
+        futures = admin.create_topics([NewTopic(name, num_partitions=topics[name][0],
+                                                replication_factor=topics[name][1], config=dict(topics[name][2]))
+                                       for name in missing], request_timeout=timeout)
+        for name in missing:
+            try:
+                futures[name].result(timeout)
+            except KafkaException as e:
+                if authorization_code(e) is not None:  # absent, or present but invisible to this principal
+                    raise KafkaAuthorizationError(
+                        principal(client_config or {}), [("CREATE", "topic", name)],
+                        "the topic does not exist or is not visible to it; if it exists, it needs DESCRIBE on it, "
+                        "implied by READ and WRITE") from e
+                if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
         deadline = time.monotonic() + timeout
+        waiting = list(missing)
         while True:  # until every partition has a leader, so that the first reads and writes succeed
-            topic = admin.list_topics(timeout=timeout).topics.get(name)
-            if topic is not None and topic.error is None and topic.partitions \
-                    and all(p.leader >= 0 for p in topic.partitions.values()):
+            found = {**found, **admin.list_topics(timeout=timeout).topics}
+            for name in list(waiting):
+                topic = found.get(name)
+                if topic is not None and topic.error is None and topic.partitions \
+                        and all(p.leader >= 0 for p in topic.partitions.values()):
+                    waiting.remove(name)
+                elif topic is None:  # it exists (created, or already there): asking for it alone creates nothing
+                    alone = admin.list_topics(name, timeout=timeout).topics.get(name)
+                    if alone is not None and alone.error is not None and authorization_code(alone.error) is not None:
+                        raise KafkaAuthorizationError(principal(client_config or {}), [("DESCRIBE", "topic", name)],
+                                                      "the topic exists, but it may not see it")
+            if not waiting:
                 break
-            if topic is None:  # it exists (created, or already there): asking for it alone creates nothing
-                alone = admin.list_topics(name, timeout=timeout).topics.get(name)
-                if alone is not None and alone.error is not None and authorization_code(alone.error) is not None:
-                    raise KafkaAuthorizationError(principal(client_config or {}), [("DESCRIBE", "topic", name)],
-                                                  "the topic exists, but it may not see it")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"Topic {name} was created but its partitions have no leader yet")
+                raise TimeoutError(f"Topic {waiting[0]} was created but its partitions have no leader yet")
             time.sleep(0.05)
-    return len(topic.partitions)
+    return {name: len(found[name].partitions) for name in topics}
 
 
 def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) -> dict[str, str]:
