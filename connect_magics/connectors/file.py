@@ -225,8 +225,11 @@ class FileStreamSourceTask(SourceTask):
     """Tails a file: every complete line (``\\n``, ``\\r\\n`` or ``\\r``) becomes a record with a string value.
 
     Resumes from the committed ``{"position": n}`` of partition ``{"filename": file}``. An incomplete last
-    line waits for its line terminator. :meth:`poll` returns None (after at most ``IDLE_WAIT_S``) when there
-    is nothing new, or while the file does not exist yet.
+    line waits for its line terminator. :meth:`poll` returns None when there is nothing new, or while the file
+    does not exist yet, after waiting ``IDLE_WAIT_S``, twice that after a second empty poll, and so on up to
+    ``MAX_IDLE_WAIT_S`` (Kafka's task waits a second each time): a file being written is read within a
+    tenth of a second, and an idle task wakes once a second (each wake-up costs CPU, tens of microseconds
+    with hundreds of tasks in a process).
 
     Example::
 
@@ -240,7 +243,9 @@ class FileStreamSourceTask(SourceTask):
     ALIASES: tuple[str, ...] = ("org.apache.kafka.connect.file.FileStreamSourceTask",)
 
     IDLE_WAIT_S: float = 0.1
-    """How long :meth:`poll` waits when there is no new data before returning None."""
+    """How long :meth:`poll` waits when there is no new data before returning None (the first time)."""
+    MAX_IDLE_WAIT_S: float = 1.0
+    """The longest :meth:`poll` waits, after empty polls in a row."""
     READ_CHUNK: int = 64 * 1024
 
     def __init__(self) -> None:
@@ -257,6 +262,7 @@ class FileStreamSourceTask(SourceTask):
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._missing_logged = False
+        self._idle_wait: float | None = None  # the next wait of an empty poll (None: IDLE_WAIT_S)
 
     def version(self) -> str:
         return _plugin_version()
@@ -329,8 +335,11 @@ class FileStreamSourceTask(SourceTask):
             if not self._stopping.is_set() and (self._stream is not None or self._open()):
                 self._read_lines(records)
         if not records:
-            self._stopping.wait(self.IDLE_WAIT_S)
+            wait = self.IDLE_WAIT_S if self._idle_wait is None else self._idle_wait
+            self._idle_wait = min(2 * wait, max(self.MAX_IDLE_WAIT_S, self.IDLE_WAIT_S))
+            self._stopping.wait(wait)
             return None
+        self._idle_wait = None
         return records
 
     def _read_lines(self, records: list[SourceRecord]) -> None:

@@ -179,8 +179,9 @@ class SequenceSourceTask(SourceTask):
         task.poll()   # three records: values {"task": 1, "seq": 0, "payload": ""}, ... seq 1, seq 2
     """
 
-    MAX_WAIT_S: float = 0.1
-    """The longest :meth:`poll` waits before returning None."""
+    MAX_WAIT_S: float = 1.0
+    """The longest :meth:`poll` waits before returning None (as Kafka's FileStreamSourceTask): with a rate, it
+    waits until the next record is due, and a finished sequence's task wakes once a second."""
     MAX_BACKLOG_S: float = 1.0
     """With a rate, how far behind schedule a task may catch up in bursts (the rest is dropped)."""
 

@@ -371,13 +371,29 @@ def test_file_source_task_waits_for_missing_file(source_props: dict[str, str], f
     task.stop()
 
 
-def test_file_source_task_idle_poll_is_bounded(source_props: dict[str, str]) -> None:
-    Path(source_props["file"]).write_text("")
+class RecordedWaits(threading.Event):
+    """A stop event that records how long each wait asked for, and returns at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout or 0.0)
+        return self.is_set()
+
+
+def test_file_source_task_waits_longer_while_idle_up_to_a_second_and_briefly_again_after_data(
+        source_props: dict[str, str]) -> None:
+    path = Path(source_props["file"])
+    path.write_text("")
     task = source_task(FileStreamSourceTask, source_props)
-    started = time.monotonic()
-    assert task.poll() is None
-    assert time.monotonic() - started < 0.5
-    task.stop()
+    task._stopping = waits = RecordedWaits()
+    assert [task.poll() for _ in range(6)] == [None] * 6
+    assert waits.waits == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
+    path.write_text("a\n")
+    assert [r.value for r in task.poll()] == ["a"]
+    assert task.poll() is None and waits.waits[-1] == 0.1  # data came: the next empty poll waits briefly
 
 
 def test_file_source_task_stop(source_props: dict[str, str]) -> None:
@@ -550,9 +566,8 @@ def test_sequence_task_produces_exactly_the_range() -> None:
     assert first.source_offset == {"seq": 100}
     assert first.key == "100" and first.key_schema is None and first.value_schema is None
     assert first.value == {"task": 2, "seq": 100, "payload": "xxx"}
-    started = time.monotonic()
-    assert task.poll() is None
-    assert time.monotonic() - started < 0.5
+    task._stopping = waits = RecordedWaits()
+    assert task.poll() is None and waits.waits == [SequenceSourceTask.MAX_WAIT_S]  # finished: waits, then None
     task.stop()
 
 
