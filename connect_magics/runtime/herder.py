@@ -157,8 +157,7 @@ class Herder:
         """Stop every connector and task here (committing what they can), writing nothing to the config
         topic: the group's next leader starts them again."""
         with self._lock:
-            for name in list(self._running):
-                self._stop_connector(name)
+            self._stop_connectors(list(self._running))  # every task asked to stop first, then each awaited
 
     def close(self, timeout: float | None = None) -> None:
         self.stop_all()

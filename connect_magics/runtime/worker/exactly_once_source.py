@@ -186,16 +186,14 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._open_since = None
         self.submitted = SubmittedRecords()
         self._retry = None
-        try:
-            self.task.stop()
-        except Exception:  # noqa: BLE001
-            log.warning("Task %s raised while stopping", self.id, exc_info=True)
+        self._stop_task()
         while not self.fence.wait_claimed(1.0):  # raises TaskFencedError if a newer instance exists after all
             if self.stopping:
                 return
         self.task = type(self.task)()
         self.initialize()
         self.task.start(self.task_config)
+        self._started_task = self.task
 
     def commit_on_stop(self) -> None:
         """Commit the open transaction when stopping normally; abort it after a failure."""

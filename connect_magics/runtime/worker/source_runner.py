@@ -200,6 +200,13 @@ class SourceTaskRunner(TaskRunner):
         # Tasks that override commit_record get a delivery callback per record; others one per batch.
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
 
+    def stop(self) -> None:
+        """Stop the runner, and call the task's ``stop()`` now if it started: a ``poll()`` waiting for data returns
+        at once (``SourceTask.stop`` may be called from another thread than ``poll``, as in Kafka Connect)."""
+        super().stop()
+        if self._started_task is self.task:
+            self._stop_task()
+
     def initialize(self) -> None:
         self._producer = new_client(Producer, {**self.producer_config, "logger": client_logger("producer")},
                                     f"Task {self.id}", self.clients)

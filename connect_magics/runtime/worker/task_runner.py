@@ -98,6 +98,9 @@ class TaskRunner(ABC):
         self._stopping = False
         self._failed = False
         self._fenced = False
+        self._started_task: Task | None = None  # the instance whose start() returned
+        self._stopped_task: Task | None = None  # the instance whose stop() was called (once: see _stop_task)
+        self._task_stop_lock = threading.Lock()
         self.done = threading.Event()
         self.on_stopped: Callable[[TaskRunner], None] | None = None
         self.task_stats = TaskStats()  # connector-task-metrics: batch sizes, commit times, running / paused
@@ -112,6 +115,18 @@ class TaskRunner(ABC):
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+
+    def _stop_task(self) -> None:
+        """Call the task instance's ``stop()``, once, from whichever thread asks first."""
+        task = self.task
+        with self._task_stop_lock:
+            if self._stopped_task is task:
+                return
+            self._stopped_task = task
+        try:
+            task.stop()
+        except Exception:  # noqa: BLE001
+            log.warning("Task %s raised while stopping", self.id, exc_info=True)
 
     @property
     def stopping(self) -> bool:
@@ -165,6 +180,7 @@ class TaskRunner(ABC):
                 self.fence.claim(wait=self.CLAIM_BEFORE_START)
             self.initialize()
             self.task.start(self.task_config)
+            self._started_task = self.task
             if self.paused:
                 self._report("PAUSED")
                 reported_paused = True
@@ -200,10 +216,7 @@ class TaskRunner(ABC):
                 log.warning("Task %s was fenced by a newer instance: its last offsets are not committed", self.id)
             except Exception:  # noqa: BLE001
                 log.warning("Task %s could not commit its offsets while stopping", self.id, exc_info=True)
-            try:
-                self.task.stop()
-            except Exception:  # noqa: BLE001
-                log.warning("Task %s raised while stopping", self.id, exc_info=True)
+            self._stop_task()
             try:
                 self.close()
             except Exception:  # noqa: BLE001
