@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
 
 from connect_magics import ConnectRestError, ConnectRuntime
-from connect_magics.api import SourceConnector
+from connect_magics.api import SourceConnector, SourceTask
 from connect_magics.api.errors import ConnectException
 from connect_magics.connectors import verifying
 
@@ -342,6 +343,57 @@ class ReconfiguringConnector(SourceConnector):
 
     def stop(self) -> None:
         pass
+
+
+class WaitingTask(SourceTask):
+    """A source task whose poll waits up to a minute for data that never comes, noting how each wait ended."""
+
+    instances: list[WaitingTask] = []
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.stopping, self.stops, self.waits = threading.Event(), 0, []
+        WaitingTask.instances.append(self)
+
+    def poll(self) -> None:
+        self.waits.append("woken" if self.stopping.wait(60) else "timed out")
+        return None
+
+    def stop(self) -> None:
+        self.stops += 1
+        self.stopping.set()
+
+
+class WaitingSource(SourceConnector):
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        pass
+
+    def task_class(self) -> type:
+        return WaitingTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{}]
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_source_task_waiting_in_poll_is_stopped_at_once_and_once(runtime_factory) -> None:
+    rt = runtime_factory()
+    rt.plugins.register(WaitingSource)
+    rt.create_connector("waiting", {"connector.class": "WaitingSource"})
+    wait_until(lambda: statuses(rt, "waiting") == ("RUNNING", ["RUNNING"]), 30, message="RUNNING")
+    task = wait_until(lambda: WaitingTask.instances and WaitingTask.instances[-1], 30, message="the task")
+    wait_until(lambda: not task.stopping.is_set() and task.waits == [] and task.stops == 0, 5,
+               message="the task waiting in its first poll")
+    rt.delete_connector("waiting")  # returns once the task stopped (up to task.shutdown.graceful.timeout.ms)
+    # its stop() ended the poll's wait, rather than the task stopping after the wait ran out; called once
+    assert (task.waits, task.stops) == (["woken"], 1)
 
 
 def test_request_task_reconfiguration(runtime_factory, bootstrap, unique) -> None:
