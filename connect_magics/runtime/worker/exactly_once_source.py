@@ -80,6 +80,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A source task whose records and offsets commit together (see the module's docs)."""
 
     CLAIM_BEFORE_START = True  # no offset is read before earlier instances are fenced
+    ACKS_BY_FLUSH = False  # the fence's producer also writes the offsets, counting their delivery reports
 
     def __init__(self, *args: Any, boundary: TransactionBoundary, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
