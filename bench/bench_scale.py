@@ -1,11 +1,12 @@
 """Many connectors over a group of worker processes (issue 30): tasks spread over the workers, one run.
 
-Run:  python bench/bench_scale.py [--connectors 1000] [--tasks 2] [--workers 4] [--bootstrap HOST:PORT]
+Run:  python bench/bench_scale.py [--connectors 1000] [--tasks 2] [--workers 4] [--rate 1]
+                                 [--transaction-interval-ms 5000] [--bootstrap HOST:PORT]
 
 Starts an embedded broker unless --bootstrap is given, then ``--workers`` ``connect-magics worker`` processes of
 one new group (``session.timeout.ms`` 6 s, ``scheduled.rebalance.max.delay.ms`` 2 s, offsets flushed every
-second). Every connector is a SequenceSource with ``--tasks`` tasks writing one small record a second per task
-to one topic. Measured, in order:
+second). Every connector is a SequenceSource with ``--tasks`` tasks writing ``--rate`` small records a second per
+task to one topic. Measured, in order:
 
 1. create rate: ``POST /connectors`` one at a time to the leader's REST API (what Kafka Connect's clients do),
    then the time until every task is RUNNING, and how the tasks are spread (per worker);
@@ -17,7 +18,7 @@ to one topic. Measured, in order:
    start until every task is RUNNING again;
 6. the count: every record read back (read committed), each (connector, task)'s sequence numbers checked to be
    0..n once each (the sources run with exactly-once support unless --at-least-once: one Kafka client per task,
-   records and offsets in transactions every 5 s).
+   records and offsets in transactions every ``--transaction-interval-ms``).
 
 The baseline of each time is what the group cannot do faster: 1. the bare broker round trips of a create (two
 transactions read back), measured by bench/bench_bulk.py; 4. session timeout + delay; 5. a worker's start-up
@@ -169,6 +170,9 @@ def main() -> None:
     parser.add_argument("--at-least-once", action="store_true",
                         help="source tasks without exactly-once support (two Kafka clients each, not one; "
                              "duplicates after a kill are then expected and counted)")
+    parser.add_argument("--rate", type=float, default=1.0, help="records a second per task (default 1)")
+    parser.add_argument("--transaction-interval-ms", type=int, default=5000,
+                        help="exactly-once: how often each task commits a transaction (default 5000)")
     args = parser.parse_args()
     broker = None
     if args.bootstrap is None:
@@ -206,14 +210,15 @@ def main() -> None:
         times = []
         for i in range(args.connectors):
             body = {"name": f"seq-{i}", "config": {
-                "connector.class": "SequenceSource", "topic": topic, "tasks.max": str(args.tasks), "rate": "1",
+                "connector.class": "SequenceSource", "topic": topic, "tasks.max": str(args.tasks),
+                "rate": str(args.rate),
                 "batch.size": "1", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                 "value.converter.schemas.enable": "false",
                 # the connector's name in each record, for the count at the end
                 "transforms": "name", "transforms.name.type": "org.apache.kafka.connect.transforms.InsertField$Value",
                 "transforms.name.static.field": "connector", "transforms.name.static.value": f"seq-{i}",
                 **({} if args.at_least_once else {"transaction.boundary": "interval",
-                                                  "transaction.boundary.interval.ms": "5000"})}}
+                                                  "transaction.boundary.interval.ms": str(args.transaction_interval_ms)})}}
             start = time.perf_counter()
             status, answer = rest(leader.url + "/connectors", "POST", body)
             times.append(time.perf_counter() - start)
@@ -288,8 +293,9 @@ def main() -> None:
         os.unlink(config.name)
         if broker is not None:
             broker.stop()
-        print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers "
-              f"({os.cpu_count()} cores, shared){'' if completed else ': stopped by the error below'}\n")
+        print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers, {args.rate:g} "
+              f"record(s)/s per task ({os.cpu_count()} cores, shared)"
+              f"{'' if completed else ': stopped by the error below'}\n")
         width = max((len(r[0]) for r in rows), default=0)
         for what, value, note in rows:
             print(f"{what:<{width}}  {value:>22}  {note}")
