@@ -26,6 +26,7 @@ from connect_magics.storage.assignment_store import Assignment, AssignmentStore,
 log = logging.getLogger(__name__)
 
 DELAY_KEY = "scheduled.rebalance.max.delay.ms"
+INITIAL_DELAY_S = 3.0  # the broker's group.initial.rebalance.delay.ms default: how long a group's first member waits
 
 
 class LeaderTasks(Protocol):
@@ -54,6 +55,8 @@ class TaskAssignor:
         self._written: dict[TaskKey, Slot] | None = None  # the tasks of the last assignment written
         self._placed: set[TaskKey] = set()  # placed by the herder since the current step read the desired tasks
         self._thread: threading.Thread | None = None
+        self._awaited: set[str] = set()  # workers of the last assignment a leader that started alone waits for
+        self._await_until = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -64,6 +67,15 @@ class TaskAssignor:
             self._assignment.leader = self.me
             self._written = None  # the new leader writes its first assignment at once
             self._live = self._read_live() or {self.me: worker_of(self.me)}
+            # A leader that starts alone while the last assignment spread tasks over several workers (the whole
+            # group restarted) waits up to INITIAL_DELAY_S (at most the rebalance delay) for them to report before
+            # it places their tasks, as the group coordinator delays a new group's first rebalance: each worker
+            # gets its tasks back instead of the first one up starting them all. A lone runtime restarted (one
+            # worker in the last assignment, maybe at a new address) does not wait.
+            workers = {worker_of(s.member) for s in self._assignment.tasks.values() if s.member}
+            alone = set(self._live.values()) == {worker_of(self.me)}
+            self._awaited = workers - {worker_of(self.me)} if alone and len(workers) > 1 else set()
+            self._await_until = time.monotonic() + min(INITIAL_DELAY_S, self.delay)
             self._dirty = True
             self._stopping = False
         self._thread = threading.Thread(target=self._run, name="task-assignor", daemon=True)
@@ -90,7 +102,9 @@ class TaskAssignor:
                 slot = self._assignment.tasks[key] = Slot(None)
             if slot.member is not None and slot.member not in self._live:  # the plan's rules, at once (a restore)
                 returning = returning_member(slot.member, self._live)
-                if returning is not None or slot.member in self.store.left():
+                if returning is None and worker_of(slot.member) in self._awaited_workers():
+                    pass  # its worker may report in a moment: the task stays its own
+                elif returning is not None or slot.member in self.store.left():
                     slot.member = returning
                     self._dirty = True
             if slot.member is None and key not in self._revoking:
@@ -126,6 +140,15 @@ class TaskAssignor:
     def assignment(self) -> Assignment:
         with self._cond:
             return self._assignment.copy()
+
+    def _awaited_workers(self) -> set[str]:
+        """The workers of the last assignment a leader that started alone still waits for (under ``_cond``)."""
+        if self._awaited:
+            if time.monotonic() >= self._await_until:
+                self._awaited = set()
+            else:
+                self._awaited -= set(self._live.values())
+        return self._awaited
 
     # -- the loop -------------------------------------------------------------------------------------
     def _read_live(self) -> dict[str, str] | None:
@@ -174,7 +197,12 @@ class TaskAssignor:
             for slot in self._assignment.tasks.values():
                 if slot.member is not None and slot.member not in self._live:
                     self._missing_since.setdefault(slot.member, now)
-            group = Group(dict(self._live), self.me, reports, left, dict(self._missing_since))
+            missing_since = dict(self._missing_since)
+            awaited = self._awaited_workers()
+            if awaited:  # their members count as just missing, not as gone: their tasks stay theirs for now
+                left = {m for m in left if worker_of(m) not in awaited}
+                missing_since.update((m, now) for m in missing_since if worker_of(m) in awaited)
+            group = Group(dict(self._live), self.me, reports, left, missing_since)
             step = plan(self._assignment, group, desired, dict(self._revoking), now, self.delay, self.revoke_timeout)
             self._assignment.tasks, self._revoking = step.assignment.tasks, step.revoking
         if step.stop_here:
