@@ -161,6 +161,14 @@ def count_sequences(bootstrap: str, topic: str) -> tuple[int, int, int]:
     return lost, duplicated, records
 
 
+class Rows(list):
+    """The table's rows, each also printed as soon as it is measured (a run stopped midway keeps them)."""
+
+    def add(self, row: tuple[str, str, str]) -> None:
+        self.append(row)
+        print("measured:", " | ".join(row), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=1000)
@@ -189,7 +197,7 @@ def main() -> None:
                  + ("" if args.at_least_once else "exactly.once.source.support=enabled\n"))
     config.close()
     total = args.connectors * args.tasks
-    rows: list[tuple[str, str, str]] = []
+    rows = Rows()
     workers: list[Worker] = []
     completed = False
     try:
@@ -202,7 +210,7 @@ def main() -> None:
             workers.append(Worker(bootstrap, group, port, config.name))
             wait_for(workers[-1].ready, 120, f"worker {port}")
             if len(workers) == 1:
-                rows.append(("worker start-up (REST API answering)", f"{time.monotonic() - workers[0].started:.1f} s",
+                rows.add(("worker start-up (REST API answering)", f"{time.monotonic() - workers[0].started:.1f} s",
                              "baseline of the restart"))
         leader = workers[0]
 
@@ -225,27 +233,27 @@ def main() -> None:
             if status != 201:
                 raise RuntimeError(f"creating seq-{i}: {status} {answer}")
         created = time.monotonic()
-        rows.append((f"create {args.connectors} connectors one at a time (REST)",
+        rows.add((f"create {args.connectors} connectors one at a time (REST)",
                      f"{sum(times):.1f} s, {args.connectors / sum(times):.0f}/s",
                      f"p50 {statistics.median(times) * 1000:.0f} ms, "
                      f"p95 {sorted(times)[int(len(times) * 0.95)] * 1000:.0f} ms"))
         placed = wait_for(all_running(workers[-1].url, total), 600, "every task RUNNING")
         counts = collections.Counter(placed.values())
-        rows.append((f"all {total} tasks RUNNING after the last create", f"{time.monotonic() - created:.1f} s",
+        rows.add((f"all {total} tasks RUNNING after the last create", f"{time.monotonic() - created:.1f} s",
                      "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
 
         # 2. memory and threads
         for w in workers:
             rss, threads = w.usage()
             n = max(1, counts[w.worker_id])
-            rows.append((f"worker :{w.port} ({counts[w.worker_id]} tasks)", f"{rss:.0f} MB, {threads} threads",
+            rows.add((f"worker :{w.port} ({counts[w.worker_id]} tasks)", f"{rss:.0f} MB, {threads} threads",
                          f"{rss / n:.2f} MB and {threads / n:.1f} threads per task"))
 
         # 2b. CPU of the running group over 10 s (each task writes one record a second)
         before, start = [w.cpu() for w in workers], time.monotonic()
         time.sleep(10)  # the measuring window
         used = [(w.cpu() - b) / (time.monotonic() - start) for w, b in zip(workers, before, strict=True)]
-        rows.append(("CPU of each worker, running", " ".join(f"{u:.2f}" for u in used),
+        rows.add(("CPU of each worker, running", " ".join(f"{u:.2f}" for u in used),
                      f"cores; per task {sum(used) / max(1, total) * 1000:.2f} ms/s"))
 
         # 3. status latency on a follower
@@ -254,7 +262,7 @@ def main() -> None:
             start = time.perf_counter()
             placement(workers[-1].url)
             latencies.append(time.perf_counter() - start)
-        rows.append(("GET /connectors?expand=status on a follower", f"{statistics.median(latencies) * 1000:.0f} ms",
+        rows.add(("GET /connectors?expand=status on a follower", f"{statistics.median(latencies) * 1000:.0f} ms",
                      f"median of 5, {args.connectors} connectors"))
 
         # 4. a killed worker
@@ -263,7 +271,7 @@ def main() -> None:
         victim.stop(signal.SIGKILL)
         killed = time.monotonic()
         wait_for(all_running(leader.url, total, exclude=victim.worker_id), 600, "the killed worker's tasks elsewhere")
-        rows.append((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{time.monotonic() - killed:.1f} s",
+        rows.add((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{time.monotonic() - killed:.1f} s",
                      f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s"))
         workers[-1] = Worker(bootstrap, group, victim.port, config.name)
         wait_for(workers[-1].ready, 120, "the killed worker back")
@@ -275,7 +283,7 @@ def main() -> None:
         workers = [Worker(bootstrap, group, port, config.name) for port in ports]
         wait_for(all_running(workers[0].url, total), 900, "every task RUNNING after the restart")
         counts = collections.Counter(placement(workers[0].url).values())
-        rows.append((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
+        rows.add((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
                      f"{time.monotonic() - restarted:.1f} s",
                      "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
 
@@ -284,7 +292,7 @@ def main() -> None:
         for w in workers:
             w.stop()
         lost, duplicated, records = count_sequences(bootstrap, topic)
-        rows.append((f"records read back ({'at least once' if args.at_least_once else 'exactly once'})",
+        rows.add((f"records read back ({'at least once' if args.at_least_once else 'exactly once'})",
                      f"{records:,}", f"{lost} lost, {duplicated} duplicated, over {total} tasks' sequences"))
         completed = True
     finally:

@@ -5,7 +5,8 @@ follows, a loop keeps the task instances here equal to its share: it starts a ta
 one that was taken away (its offsets committed), restarts one whose connector config or task config changed or
 whose restart count grew, and pauses or resumes them with their connectors' target states. After every change,
 and every ``heartbeat.interval.ms`` (the leader too), it reports what it runs (``member-{member}``): how the leader
-knows a revoked task was let go, and which members are live.
+knows a revoked task was let go, and which members are live. The report is due in the middle of a long series of
+task starts too (a killed member's hundreds of tasks arriving): a member busy starting them must not look gone.
 
 When this runtime becomes the leader, :meth:`TaskWorker.hand_over` gives the running instances to the herder,
 which keeps them if their configs hold: a change of leader restarts nothing that needs no restart.
@@ -160,6 +161,8 @@ class TaskWorker:
                 continue  # this member has not read the configs yet, or the connector stopped meanwhile
             handle = self.herder.start_hosted(key[0], key[1], config, task_config, state)
             self._running[key] = Hosted(handle, config, task_config, restarts, state)
+            if time.monotonic() >= self._next_report:  # hundreds of starts outlast a session: stay live
+                self._report()
         if set(self._running) != self._reported:
             self._report()
             log.info("Member %s runs %d task(s) of the group", self.me, len(self._running))
