@@ -101,7 +101,9 @@ def test_takeover_both_ways(java_stopped: JavaConnectWorker, tmp_path: Path, uni
             message="our sink committed every record")
         our_task_configs = {name: rt.task_configs(name) for name in configs}
         our_paused_offsets = rt.get_offsets(paused)
-        assert our_state(rt, paused) == ("PAUSED", ["PAUSED"])
+        # the task sees the pause at its next loop (after a FileStreamSource's idle wait of up to 1 s)
+        wait_until(lambda: our_state(rt, paused) == ("PAUSED", ["PAUSED"]), 30,
+                   message=lambda: f"{paused} PAUSED, its task too (now {our_state(rt, paused)})")
     append_lines(lines, 51, 100)
 
     # 2. Kafka Connect takes over.
