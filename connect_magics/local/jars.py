@@ -9,13 +9,15 @@ existing Kafka installation can be used instead by setting ``KAFKA_HOME``.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import glob
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +73,23 @@ def cache_dir() -> Path:
         return Path(os.environ["CONNECT_MAGICS_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "connect_magics"
+
+
+@contextlib.contextmanager
+def cache_lock(name: str) -> Iterator[None]:
+    """Hold the per-user cache's lock of ``name`` (a file lock, so across processes): one process downloads a
+    bundle while others starting at the same time (two notebooks, parallel test workers) wait, then find it.
+
+    >>> with cache_lock("kafka-4.1.1"):  # doctest: +SKIP
+    ...     pass
+    """
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / f".{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _ivy_jar() -> str | None:
@@ -153,9 +172,17 @@ def resolve_classpath(bundle: JarBundle, version: str, java: str = "java",
     target = cache_dir() / f"{bundle.name}-{version}" / "lib"
     if (target / ".complete").exists():
         return str(target / "*")
+    with cache_lock(f"{bundle.name}-{version}"):
+        if (target / ".complete").exists():  # downloaded by another process meanwhile
+            return str(target / "*")
+        return _download_bundle(bundle, version, java, target, progress)
+
+
+def _download_bundle(bundle: JarBundle, version: str, java: str, target: Path,
+                     progress: Callable[[str], None] | None) -> str:
+    """:func:`resolve_classpath`'s download into ``target``, under the bundle's cache lock."""
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     say(f"Downloading {bundle.artifact}:{version} from Maven Central into {target} (once) ...")
-    cache_dir().mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{bundle.name}-jars-", dir=cache_dir()))
     try:
         ivy = _ivy_jar()

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connect_magics.local.broker import HOST, file_tail, free_port, port_in_use
-from connect_magics.local.jars import _ivy_jar, cache_dir
+from connect_magics.local.jars import _ivy_jar, cache_dir, cache_lock
 from connect_magics.local.java import Java, find_java
 
 GROUP = "io.apicurio"
@@ -239,11 +239,18 @@ def resolve_distribution(version: str = DEFAULT_VERSION, java: str = "java",
     target = distribution_dir(version)
     if (target / ".complete").exists():
         return target
+    with cache_lock(target.name):
+        if (target / ".complete").exists():  # downloaded by another process meanwhile
+            return target
+        return _download_distribution(version, java, target, progress)
+
+
+def _download_distribution(version: str, java: str, target: Path, progress: Callable[[str], None] | None) -> Path:
+    """:func:`resolve_distribution`'s download into ``target``, under its cache lock."""
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     size = f"about {KNOWN_SIZE_MB[version]} MB" if version in KNOWN_SIZE_MB else "more than 100 MB"
     say(f"Downloading Apicurio Registry {version} ({coordinates(version)}, {size}) from Maven Central into "
         f"{target} (once) ...")
-    cache_dir().mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix="apicurio-registry-", dir=cache_dir()))
     try:
         ivy = _ivy_jar()

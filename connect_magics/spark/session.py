@@ -3,12 +3,14 @@ Maven packages (Spark's Kafka source, Delta Lake; see :mod:`connect_magics.spark
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from connect_magics.local.jars import cache_lock
 from connect_magics.local.java import SPARK_JAVA_VERSIONS, find_java
 from connect_magics.spark.packages import package_confs, unresolved_artifacts
 from connect_magics.spark.quiet_jvm import jvm_stderr_to, log4j2_config, log_path
@@ -76,8 +78,9 @@ def local_spark_session(app_name: str = "connect_magics", memory: str = "1g",
         builder = builder.config(key, value)
     _check_packages(confs)
     try:
-        with jvm_stderr_to(log_path()):  # the JVM's start-up lines go to a log file (spark/quiet_jvm.py)
-            session = builder.getOrCreate()
+        # Ivy resolves the packages into its shared cache: one process at a time (two kernels, test workers)
+        with cache_lock("spark-packages") if confs else contextlib.nullcontext(), jvm_stderr_to(log_path()):
+            session = builder.getOrCreate()  # the JVM's start-up lines go to a log file (spark/quiet_jvm.py)
     except Exception as e:
         if not confs:
             raise
