@@ -16,9 +16,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 from connect_magics.local import EmbeddedBroker, SchemaRegistry  # noqa: E402
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that use the broker or Spark fixtures get those markers automatically."""
+    """Tests that use the broker or Spark fixtures get those markers automatically. For pytest-xdist's
+    ``--dist loadgroup`` (the README's command), a module's tests form a group, run on one worker (they share
+    the module's fixtures), except the notebooks: each runs in a kernel and with a broker of its own, so they
+    spread over the workers one by one."""
     for item in items:
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(item.nodeid if module.startswith("tests/notebook/") else module))
         names = set(getattr(item, "fixturenames", ()))
         if names & {"broker", "second_broker", "bootstrap", "runtime_factory"}:
             item.add_marker(pytest.mark.broker)
