@@ -37,6 +37,7 @@ from pathlib import Path
 
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, cache_dir, kafka_classpath
 from connect_magics.local.java import find_java, java_command
+from connect_magics.local.orphan_guard import end_with_this_process
 
 FSYNC_DELAY_FILE = "fsync-delay-ms"  # in a broker's data directory: the slow-fsync shim's delay
 
@@ -281,6 +282,7 @@ class EmbeddedBroker:
                                                 "controller_port": self.controller_port}))
         if not detach:
             _RUNNING.add(self)
+            end_with_this_process(self._proc.pid)  # even if this process is killed and runs no exit handler
         try:
             self._wait_ready(timeout)
         except BaseException:

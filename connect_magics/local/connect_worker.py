@@ -35,6 +35,7 @@ from pathlib import Path
 from connect_magics.local.broker import HOST, file_tail, free_port
 from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, connect_classpath, jmx_exporter_jar
 from connect_magics.local.java import find_java, java_command
+from connect_magics.local.orphan_guard import end_with_this_process
 
 DEFAULT_HEAP = "768m"
 MAIN_CLASS = "org.apache.kafka.connect.cli.ConnectDistributed"
@@ -203,6 +204,7 @@ class JavaConnectWorker:
         with open(self.data_dir / "worker.out", "ab") as out:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
+        end_with_this_process(self._proc.pid)  # even if this process is killed and runs no exit handler
         try:
             self._wait_ready(timeout)
         except BaseException:

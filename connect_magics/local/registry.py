@@ -52,6 +52,7 @@ from pathlib import Path
 from connect_magics.local.broker import HOST, file_tail, free_port, port_in_use
 from connect_magics.local.jars import _ivy_jar, cache_dir, cache_lock
 from connect_magics.local.java import Java, find_java
+from connect_magics.local.orphan_guard import end_with_this_process
 
 GROUP = "io.apicurio"
 ARTIFACT = "apicurio-registry-app"
@@ -431,6 +432,7 @@ class SchemaRegistry:
                                      start_new_session=True)
         self._proc = _Process(popen, began)
         _RUNNING.add(self)
+        end_with_this_process(popen.pid)  # even if this process is killed and runs no exit handler
         try:
             self._wait_ready(timeout, java)
         except BaseException:
