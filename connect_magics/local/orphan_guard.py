@@ -5,7 +5,7 @@ kernel must not reach it) and is stopped by an exit handler when the kernel exit
 SIGKILL, or one that crashes, runs no exit handler, and its servers would go on holding their ports and a
 gigabyte of memory each. :func:`end_with_this_process` starts a small watchdog per server: it waits for the end
 of a pipe that only this process holds, which comes when this process is gone however it ended, and then kills
-the server. The watchdog holds a pidfd of the server, so a pid reused after the server ended is never signalled,
+the server (PostgreSQL: an immediate shutdown). The watchdog holds a pidfd of the server, so a pid reused after the server ended is never signalled,
 and it exits by itself as soon as the server ends. Linux only (pidfds, Linux 5.3); elsewhere it does nothing.
 
 >>> proc = subprocess.Popen(["sleep", "600"], start_new_session=True)  # doctest: +SKIP
@@ -24,8 +24,9 @@ import sys
 _WATCHDOGS: list[tuple[subprocess.Popen, int]] = []
 
 
-def end_with_this_process(pid: int) -> bool:
-    """Kill process ``pid`` (SIGKILL) when this process ends, however it ends. False where pidfds are missing."""
+def end_with_this_process(pid: int, sig: int = signal.SIGKILL) -> bool:
+    """Send process ``pid`` ``sig`` (SIGKILL; PostgreSQL's immediate shutdown is SIGQUIT) when this process ends,
+    however it ends. False where pidfds are missing."""
     if not hasattr(os, "pidfd_open"):
         return False
     for watchdog, write_end in list(_WATCHDOGS):  # those whose server ended are done: their pipes can go
@@ -35,7 +36,8 @@ def end_with_this_process(pid: int) -> bool:
     read_end, write_end = os.pipe()  # not inheritable: later children do not hold the write end
     try:
         # this file as a script, isolated (-I): the standard library only, not the package's imports
-        watchdog = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), str(pid)], stdin=read_end,
+        watchdog = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), str(pid), str(sig)],
+                                    stdin=read_end,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     finally:
         os.close(read_end)
@@ -43,8 +45,8 @@ def end_with_this_process(pid: int) -> bool:
     return True
 
 
-def _watch(pid: int) -> None:
-    """The watchdog: end when the server ends, or kill it once standard input (the starter's pipe) ends."""
+def _watch(pid: int, sig: int) -> None:
+    """The watchdog: end when the server ends, or signal it once standard input (the starter's pipe) ends."""
     try:
         server = os.pidfd_open(pid)
     except ProcessLookupError:
@@ -55,11 +57,11 @@ def _watch(pid: int) -> None:
             return
         if not os.read(0, 1):  # end of file: the starter is gone
             try:
-                signal.pidfd_send_signal(server, signal.SIGKILL)
+                signal.pidfd_send_signal(server, sig)
             except ProcessLookupError:
                 pass
             return
 
 
 if __name__ == "__main__":
-    _watch(int(sys.argv[1]))
+    _watch(int(sys.argv[1]), int(sys.argv[2]))

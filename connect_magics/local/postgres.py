@@ -17,11 +17,14 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from connect_magics.local.orphan_guard import end_with_this_process
 
 __all__ = ["PostgresError", "PostgresServer", "find_postgres_bin"]
 
@@ -112,6 +115,8 @@ class PostgresServer:
                   "-o", options, "-w", "-t", str(int(self.startup_timeout)), "start",
                   timeout=self.startup_timeout + 30)
         self._wait_ready()
+        # an immediate shutdown (SIGQUIT to the postmaster) if this process is killed and runs no exit handler
+        end_with_this_process(int((data / "postmaster.pid").read_text().split()[0]), signal.SIGQUIT)
         self._setup_database()
         return self
 

@@ -22,6 +22,14 @@ if sys.argv[1] == "end-server":
 sys.stdin.readline()
 """
 
+POSTGRES_OWNER = """
+import sys
+from connect_magics.local.postgres import PostgresServer
+server = PostgresServer().start()
+print(open(f"{server._dir}/data/postmaster.pid").read().split()[0], flush=True)
+sys.stdin.readline()
+"""
+
 BROKER_OWNER = """
 import sys
 from connect_magics.local import EmbeddedBroker
@@ -47,7 +55,7 @@ def watchdogs_of(pid: int) -> list[int]:
             args = path.read_bytes().split(b"\0")[:-1]
         except OSError:  # ended meanwhile
             continue
-        if len(args) >= 2 and args[-2].endswith(b"orphan_guard.py") and args[-1] == str(pid).encode():
+        if len(args) >= 3 and args[-3].endswith(b"orphan_guard.py") and args[-2] == str(pid).encode():  # ... pid sig
             found.append(int(path.parent.name))
     return found
 
@@ -91,5 +99,17 @@ def test_an_embedded_broker_ends_with_the_killed_kernel_that_started_it(tmp_path
         owner.send_signal(signal.SIGKILL)
         owner.wait(30)
         wait_until(lambda: not alive(jvm), 60, message="the broker's JVM ended")
+    finally:
+        owner.kill()
+
+
+def test_a_postgresql_server_shuts_down_when_the_process_that_started_it_is_killed() -> None:
+    owner = start_owner(POSTGRES_OWNER)
+    try:
+        postmaster = int(owner.stdout.readline())
+        assert alive(postmaster)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(30)
+        wait_until(lambda: not alive(postmaster), 60, message="the postmaster ended (immediate shutdown)")
     finally:
         owner.kill()
