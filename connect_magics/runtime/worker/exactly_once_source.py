@@ -146,8 +146,14 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self.timed_commit(self._commit_open_transaction)
 
     def _commit_open_transaction(self) -> bool:
-        self._producer.flush(self.flush_timeout)  # every record's delivery report: acknowledged or failed
+        self._producer.flush(self.flush_timeout)  # delivery reports: a record that failed already fails the task
         self._check_send_error()
+        # The transaction's records commit with it or not at all, so its offsets are those of every record sent
+        # in it, acknowledged yet or not (as Kafka's ExactlyOnceWorkerSourceTask records an offset when its record
+        # is dispatched). Offsets of the acknowledged ones only would let a transaction hold records whose offsets
+        # it lacks when the flush above timed out (a broker outage) and the commit then completed: after a
+        # restart from those offsets, the records were polled and committed again.
+        self.submitted.acknowledge_all()
         offsets = self.submitted.committable()
         errors: list[BaseException] = []
         if offsets:
