@@ -5,8 +5,9 @@ kernel must not reach it) and is stopped by an exit handler when the kernel exit
 SIGKILL, or one that crashes, runs no exit handler, and its servers would go on holding their ports and a
 gigabyte of memory each. :func:`end_with_this_process` starts a small watchdog per server: it waits for the end
 of a pipe that only this process holds, which comes when this process is gone however it ended, and then kills
-the server (PostgreSQL: an immediate shutdown). The watchdog holds a pidfd of the server, so a pid reused after the server ended is never signalled,
-and it exits by itself as soon as the server ends. Linux only (pidfds, Linux 5.3); elsewhere it does nothing.
+the server (PostgreSQL: an immediate shutdown). The watchdog holds a pidfd of the server, so a pid reused after
+the server ended is never signalled, and it exits by itself as soon as the server ends. Linux only (pidfds,
+Linux 5.3); elsewhere it does nothing.
 
 >>> proc = subprocess.Popen(["sleep", "600"], start_new_session=True)  # doctest: +SKIP
 >>> end_with_this_process(proc.pid)  # doctest: +SKIP

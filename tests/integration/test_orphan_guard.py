@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import wait_until
 
 OWNER = """
@@ -91,25 +92,16 @@ def test_the_watchdog_ends_by_itself_when_its_server_ends_first() -> None:
         owner.kill()
 
 
-def test_an_embedded_broker_ends_with_the_killed_kernel_that_started_it(tmp_path: Path) -> None:
-    owner = start_owner(BROKER_OWNER, str(tmp_path / "broker"))
+@pytest.mark.parametrize("server", ["broker", "postgres"])
+def test_a_server_of_connect_magics_local_ends_with_the_killed_kernel_that_started_it(server: str,
+                                                                                      tmp_path: Path) -> None:
+    """The broker's JVM is killed; PostgreSQL's postmaster gets its immediate shutdown."""
+    owner = start_owner(BROKER_OWNER, str(tmp_path / "broker")) if server == "broker" else start_owner(POSTGRES_OWNER)
     try:
-        jvm = int(owner.stdout.readline())
-        assert alive(jvm)
+        pid = int(owner.stdout.readline())
+        assert alive(pid)
         owner.send_signal(signal.SIGKILL)
         owner.wait(30)
-        wait_until(lambda: not alive(jvm), 60, message="the broker's JVM ended")
-    finally:
-        owner.kill()
-
-
-def test_a_postgresql_server_shuts_down_when_the_process_that_started_it_is_killed() -> None:
-    owner = start_owner(POSTGRES_OWNER)
-    try:
-        postmaster = int(owner.stdout.readline())
-        assert alive(postmaster)
-        owner.send_signal(signal.SIGKILL)
-        owner.wait(30)
-        wait_until(lambda: not alive(postmaster), 60, message="the postmaster ended (immediate shutdown)")
+        wait_until(lambda: not alive(pid), 60, message=f"the {server}'s process ended")
     finally:
         owner.kill()
