@@ -76,6 +76,31 @@ class TransactionRequests(TransactionContext):
         return segments
 
 
+class Cadence:
+    """The ``interval`` boundary: one every ``interval`` seconds from :meth:`restart`, due whether a transaction
+    is open or not, as Kafka's ``ExactlyOnceWorkerSourceTask`` keeps them (its ``lastCommit``). A transaction that
+    begins after one boundary ends at the next, so none lasts longer than the interval plus the time to notice.
+
+    >>> c = Cadence(60.0, now=0.0)
+    >>> c.due(59.9), c.due(60.5), c.due(100.0), c.due(120.4), c.due(121.0)
+    (False, True, False, False, True)
+    """
+
+    def __init__(self, interval: float, now: float) -> None:
+        self.interval = interval
+        self.last = now
+
+    def restart(self, now: float) -> None:
+        self.last = now
+
+    def due(self, now: float) -> bool:
+        """True if a boundary passed since the last one (which is then ``now``)."""
+        if now - self.last < self.interval:
+            return False
+        self.last = now
+        return True
+
+
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     """A source task whose records and offsets commit together (see the module's docs)."""
 
@@ -89,10 +114,12 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self.boundary = boundary
         self.requests = TransactionRequests() if boundary.kind == "connector" else None
         self._open_since: float | None = None  # monotonic time the open transaction began
+        self._cadence = Cadence(boundary.interval_ms / 1000, time.monotonic())
 
     def initialize(self) -> None:
         for store in self.offset_stores:  # read_committed: what earlier instances committed, nothing else
             store.read_to_end()
+        self._cadence.restart(time.monotonic())  # as the task enters its send loop
         self._producer = self.fence.producer
         self.task.initialize(SourceTaskContext(self.task_config, self.offset_reader(), self.requests))
 
@@ -135,9 +162,20 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self._open_since = time.monotonic()
 
     def _maybe_commit(self) -> None:
-        if self.boundary.kind == "interval" and self._open_since is not None \
-                and time.monotonic() - self._open_since >= self.boundary.interval_ms / 1000:
+        """``interval``: commit at each boundary of the task's :class:`Cadence`. (Counted from a transaction's first
+        record instead, every transaction outlived the interval; at the default interval, ``offset.flush.interval.ms``,
+        that is the producer's ``transaction.timeout.ms``, 60 s both, and the broker aborted some as timed out.)"""
+        if self.boundary.kind == "interval" and self._cadence.due(time.monotonic()):
             self.commit_transaction()
+
+    def on_pause_change(self, paused: bool) -> None:
+        """A task being paused commits its open transaction (unless the connector ends them), as Kafka's does, so
+        that none hangs open, and times out, while the task waits."""
+        if paused and self.boundary.kind != "connector":
+            try:
+                self.commit_transaction()
+            except TransactionLostError as e:
+                self.transaction_lost(e)
 
     def commit_transaction(self) -> None:
         """Write the offsets of the transaction's records into it and commit; raises TaskFencedError if a
