@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -31,6 +31,14 @@ from connect_magics.storage.client_logs import client_logger
 log = logging.getLogger(__name__)
 
 _FENCED = {KafkaError._FENCED, getattr(KafkaError, "PRODUCER_FENCED", 90), KafkaError.INVALID_PRODUCER_EPOCH}
+
+#: Claims running at once in a process (each: the owner told, a transactional producer built, ``init_transactions``,
+#: the owner asked); the others wait their turn. Hundreds of task instances starting together (a member's share of the group after
+#: another left) otherwise claimed all at once, each while the transaction coordinator aborted its predecessor's
+#: open transaction: on 2 cores that flood starved the broker, claims and commits timed out and were retried, and
+#: tasks failed (bench/bench_scale.py, 1,000 connectors).
+CONCURRENT_CLAIMS = 16
+_claim_slots = threading.BoundedSemaphore(CONCURRENT_CLAIMS)
 
 
 class FencedError(ConnectException):
@@ -123,19 +131,38 @@ class ProducerFence:
         """True while this holder may write: claimed and not fenced since."""
         return self._producer is not None
 
-    def claim(self, wait: bool = True) -> None:
+    def claim(self, wait: bool = True, abandon: Callable[[], bool] | None = None) -> bool:
         """Become the current holder: every earlier holder's transactions are refused from now on (an
         open one is aborted). Without ``wait`` the claim goes on in the background, retried while the
         broker cannot be reached, and the first transaction waits for it (an at-least-once task starts at
-        once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile)."""
+        once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile).
+        With ``wait``, False if ``abandon()`` said to give up while the claim waited for its turn
+        (:data:`CONCURRENT_CLAIMS`)."""
         self._closed.clear()
         self._claim_error = None
-        if wait:
+        if not wait:
+            self._claim_in_background(again=False)
+            return True
+        with self._turn(abandon or self._closed.is_set) as mine:
+            if not mine:
+                return False
             if self.owner is not None:
                 self.owner.register()
             self._claim_now()
-            return
-        self._claim_in_background(again=False)
+        return True
+
+    @contextlib.contextmanager
+    def _turn(self, abandon: Callable[[], bool]) -> Iterator[bool]:
+        """This claim's turn among those of the process (:data:`CONCURRENT_CLAIMS`): True once it is, False if
+        ``abandon()`` said to give up before."""
+        while not _claim_slots.acquire(timeout=0.1):
+            if abandon():
+                yield False
+                return
+        try:
+            yield True
+        finally:
+            _claim_slots.release()
 
     def _claim_in_background(self, again: bool) -> None:
         self._claiming = threading.Thread(target=self._claim_until_done, args=(again,),
@@ -187,15 +214,19 @@ class ProducerFence:
         asked = self.owner is None
         while not self._closed.is_set():
             try:
-                if not asked and not again:
-                    self.owner.register()
-                elif not asked and not self.owner.is_current():
-                    log.warning("%s: a newer holder of transactional id %s exists", self.what, self.transactional_id)
-                    self._fenced = True
+                with self._turn(self._closed.is_set) as mine:
+                    if not mine:
+                        return
+                    if not asked and not again:
+                        self.owner.register()
+                    elif not asked and not self.owner.is_current():
+                        log.warning("%s: a newer holder of transactional id %s exists", self.what,
+                                    self.transactional_id)
+                        self._fenced = True
+                        return
+                    asked = True
+                    self._claim_now()
                     return
-                asked = True
-                self._claim_now()
-                return
             except (KafkaAccessError, ClientLimitError) as e:  # an ACL to grant, no key left: the task fails, naming it
                 log.error("%s", e)
                 self._claim_error = e

@@ -176,8 +176,10 @@ class TaskRunner(ABC):
         """The task's whole life; returns when stopped or failed."""
         reported_paused = False
         try:
-            if self.fence is not None:  # earlier instances can no longer commit once this is done
-                self.fence.claim(wait=self.CLAIM_BEFORE_START)
+            # Earlier instances can no longer commit once this is done. A claim may wait for its turn (hundreds
+            # of tasks starting at once): a task stopped meanwhile gives up its turn and ends.
+            if self.fence is not None and not self.fence.claim(self.CLAIM_BEFORE_START, lambda: self._stopping):
+                return
             self.initialize()
             self.task.start(self.task_config)
             self._started_task = self.task

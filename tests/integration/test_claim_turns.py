@@ -1,0 +1,46 @@
+"""Claims of transactional ids take turns in a process (storage/fence.py, CONCURRENT_CLAIMS): hundreds of tasks
+starting at once (a member's share after another left the group) claimed together and flooded the broker. A
+claim waits for its turn, and one abandoned meanwhile (its task stopped) builds nothing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from helpers import wait_until
+
+from connect_magics.local import EmbeddedBroker
+from connect_magics.storage import fence as fences
+from connect_magics.storage.fence import ProducerFence
+
+pytestmark = pytest.mark.broker
+
+
+def test_a_claim_waits_for_its_turn_and_an_abandoned_one_builds_nothing(broker: EmbeddedBroker,
+                                                                        unique: str) -> None:
+    config = {"bootstrap.servers": broker.bootstrap_servers}
+    for _ in range(fences.CONCURRENT_CLAIMS):  # every turn taken, as by claims under way
+        fences._claim_slots.acquire()
+    taken = fences.CONCURRENT_CLAIMS
+    try:
+        waiting, stopped, outcome = ProducerFence(f"turns-{unique}-a", config), threading.Event(), []
+        thread = threading.Thread(target=lambda: outcome.append(waiting.claim(True, stopped.is_set)))
+        thread.start()
+        thread.join(1.0)
+        assert thread.is_alive() and not waiting.claimed  # waiting for a turn
+        stopped.set()
+        thread.join(10)
+        assert outcome == [False] and not waiting.claimed
+
+        second = ProducerFence(f"turns-{unique}-b", config)
+        thread = threading.Thread(target=lambda: outcome.append(second.claim(True)))
+        thread.start()
+        fences._claim_slots.release()  # one claim under way ends: the next waiting takes its turn
+        taken -= 1
+        wait_until(lambda: second.claimed, 60, message="the second claim done in its turn")
+        thread.join(10)
+        assert outcome == [False, True]
+        second.close()
+    finally:
+        for _ in range(taken):
+            fences._claim_slots.release()
