@@ -14,7 +14,7 @@ task to one topic. Measured, in order:
 3. status latency: ``GET /connectors?expand=status`` (every connector's status, one call) on a follower;
 4. a killed worker (SIGKILL): the time until its tasks are RUNNING on the others (bound: session timeout +
    delay + one look of the leader, 1 s);
-5. a group restart: every worker stopped (SIGTERM) and started again at its address; the time from the first
+5. a group restart: every worker stopped (SIGTERM, all at once) and started again at its address; the time from the first
    start until every task is RUNNING again;
 6. the count: every record read back (read committed), each (connector, task)'s sequence numbers checked to be
    0..n once each (the sources run with exactly-once support unless --at-least-once: one Kafka client per task,
@@ -99,14 +99,26 @@ class Worker:
         fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def stop(self, sig: int = signal.SIGTERM) -> None:
+    def send(self, sig: int = signal.SIGTERM) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        self.send(sig)
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def stop_all(workers: list[Worker]) -> None:
+    """SIGTERM to every worker at once, then wait for each: stopped one after the other, the members still up
+    took the tasks of those that left, hundreds each, while they were about to stop too."""
+    for w in workers:
+        w.send()
+    for w in workers:
+        w.stop()
 
 
 def placement(url: str) -> dict[tuple[str, int], str | None] | None:
@@ -277,8 +289,7 @@ def main() -> None:
         wait_for(workers[-1].ready, 120, "the killed worker back")
 
         # 5. a group restart
-        for w in workers:
-            w.stop()
+        stop_all(workers)
         restarted = time.monotonic()
         workers = [Worker(bootstrap, group, port, config.name) for port in ports]
         wait_for(all_running(workers[0].url, total), 900, "every task RUNNING after the restart")
@@ -289,8 +300,7 @@ def main() -> None:
 
         # 6. every record of every task, read committed, once the group has stopped: each task's sequence
         # numbers 0..n, once each
-        for w in workers:
-            w.stop()
+        stop_all(workers)
         lost, duplicated, records = count_sequences(bootstrap, topic)
         rows.add((f"records read back ({'at least once' if args.at_least_once else 'exactly once'})",
                      f"{records:,}", f"{lost} lost, {duplicated} duplicated, over {total} tasks' sequences"))
