@@ -113,7 +113,18 @@ def running_worker(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
         bound.close()
 
 
+#: CPython's switch interval in a worker process (5 ms by default). A thread waiting for the interpreter lock wakes
+#: every interval; a worker hosts hundreds of task threads, and when hundreds wait at once (a garbage collection
+#: of a large heap, a member's share of tasks starting together) 5 ms turned into tens of thousands of futex
+#: wake-ups a second. At 1,000 connectors on 2 cores (bench/bench_scale.py) the workers' kernel time then starved
+#: their own Kafka clients: requests timed out, transactions were lost and claimed again, and the load fed itself.
+#: Task threads wait on I/O, not on the interpreter: a longer slice costs them nothing. (A notebook's kernel is the
+#: user's process and keeps its setting.)
+WORKER_SWITCH_INTERVAL_S = 0.05
+
+
 def _worker(args: argparse.Namespace) -> int:
+    sys.setswitchinterval(WORKER_SWITCH_INTERVAL_S)
     try:
         with running_worker(args) as (rt, server):
             stop = threading.Event()

@@ -136,19 +136,19 @@ class ProducerFence:
         open one is aborted). Without ``wait`` the claim goes on in the background, retried while the
         broker cannot be reached, and the first transaction waits for it (an at-least-once task starts at
         once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile).
-        With ``wait``, False if ``abandon()`` said to give up while the claim waited for its turn
-        (:data:`CONCURRENT_CLAIMS`)."""
+        With ``wait`` the claim is retried the same way until it is done (a slow or absent broker does not
+        fail the holder: hundreds of tasks starting together timed out), and raises what made it fail for good
+        (a missing ACL, no Kafka client left, a non-retriable error); False if ``abandon()`` said to give up
+        meanwhile, while it waited for its turn (:data:`CONCURRENT_CLAIMS`) or to try again."""
         self._closed.clear()
         self._claim_error = None
         if not wait:
             self._claim_in_background(again=False)
             return True
-        with self._turn(abandon or self._closed.is_set) as mine:
-            if not mine:
-                return False
-            if self.owner is not None:
-                self.owner.register()
-            self._claim_now()
+        if not self._claim_until_done(False, abandon):
+            return False
+        if self._claim_error is not None:
+            raise self._claim_error
         return True
 
     @contextlib.contextmanager
@@ -207,42 +207,47 @@ class ProducerFence:
                     return True
                 self._closed.wait(1.0)
 
-    def _claim_until_done(self, again: bool) -> None:
+    def _claim_until_done(self, again: bool, abandon: Callable[[], bool] | None = None) -> bool:
         """Claim, retrying while the broker cannot be reached. The first claim registers with the owner
-        first; a claim ``again`` (the producer was lost) happens only if the owner says no newer holder exists."""
+        first; a claim ``again`` (the producer was lost) happens only if the owner says no newer holder exists.
+        False if ``abandon()`` (by default: the fence was closed) said to give up before it ended."""
+        abandon = abandon or self._closed.is_set
         backoff = 1.0
         asked = self.owner is None
-        while not self._closed.is_set():
+        while not abandon():
             try:
-                with self._turn(self._closed.is_set) as mine:
+                with self._turn(abandon) as mine:
                     if not mine:
-                        return
+                        return False
                     if not asked and not again:
                         self.owner.register()
                     elif not asked and not self.owner.is_current():
                         log.warning("%s: a newer holder of transactional id %s exists", self.what,
                                     self.transactional_id)
                         self._fenced = True
-                        return
+                        return True
                     asked = True
                     self._claim_now()
-                    return
+                    return True
             except (KafkaAccessError, ClientLimitError) as e:  # an ACL to grant, no key left: the task fails, naming it
                 log.error("%s", e)
                 self._claim_error = e
-                return
+                return True
             except KafkaException as e:
                 if asked and e.args and isinstance(e.args[0], KafkaError) and not e.args[0].retriable():
                     log.error("%s could not claim transactional id %s: %s", self.what, self.transactional_id, e)
                     self._claim_error = e
-                    return
+                    return True
                 log.warning("%s: claiming transactional id %s failed, retrying in %.0f s: %s", self.what,
                             self.transactional_id, backoff, e)
             except Exception as e:  # noqa: BLE001 - the owner could not tell (the broker is away): ask again
                 log.warning("%s: cannot tell yet whether it still holds transactional id %s, asking again in "
                             "%.0f s: %s", self.what, self.transactional_id, backoff, e)
-            self._closed.wait(backoff)
+            retry = time.monotonic() + backoff
+            while time.monotonic() < retry and not abandon():
+                self._closed.wait(0.1)
             backoff = min(backoff * 2, 10.0)
+        return False
 
     def wait_claimed(self, timeout: float) -> bool:
         """Wait up to ``timeout`` for a claim going on in the background; True if this holder may write,
