@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 _FENCED = {KafkaError._FENCED, getattr(KafkaError, "PRODUCER_FENCED", 90), KafkaError.INVALID_PRODUCER_EPOCH}
 
-#: Claims running at once in a process (each: the owner told, a transactional producer built,
+#: Task claims running at once in a process (each: the owner told, a transactional producer built,
 #: ``init_transactions``, the owner asked); the others wait their turn. Hundreds of task instances starting
 #: together (a member's share of the group after another left) otherwise claimed all at once, each while the
 #: transaction coordinator aborted its predecessor's open transaction: on 2 cores claims and commits timed out,
@@ -136,23 +136,22 @@ class ProducerFence:
         open one is aborted). Without ``wait`` the claim goes on in the background, retried while the
         broker cannot be reached, and the first transaction waits for it (an at-least-once task starts at
         once during a broker outage; a duplicate is the worst an earlier holder can cause meanwhile).
-        With ``wait`` and no ``abandon`` one attempt is made, and its error raised. With ``abandon`` (a task's
-        claim at its start) the claim is retried as in the background until it is done, so that a slow or
-        absent broker does not fail the task (hundreds starting together timed out), and raises what made it
-        fail for good (a missing ACL, no Kafka client left, a non-retriable error); False if ``abandon()`` said
-        to give up meanwhile, while it waited for its turn (:data:`CONCURRENT_CLAIMS`) or to try again."""
+        With ``wait`` and no ``abandon`` one attempt is made at once (no turn), and its error raised. With
+        ``abandon`` (a task's claim at its start) the claim takes its turn and is retried as in the background
+        until it is done, so that a slow or absent broker does not fail the task (hundreds starting together
+        timed out), and raises what made it fail for good (a missing ACL, no Kafka client left, a non-retriable
+        error); False if ``abandon()`` said to give up meanwhile, while it waited for its turn
+        (:data:`CONCURRENT_CLAIMS`) or to try again."""
         self._closed.clear()
         self._claim_error = None
         if not wait:
             self._claim_in_background(again=False)
             return True
-        if abandon is None:  # the leader's claim, zombie fencing before an offsets change: their callers decide
-            with self._turn(self._closed.is_set) as mine:
-                if mine:
-                    if self.owner is not None:
-                        self.owner.register()
-                    self._claim_now()
-            return mine
+        if abandon is None:  # the leader's claim, zombie fencing before an offsets change: no turn to wait for
+            if self.owner is not None:  # behind task claims, one attempt, its error to the caller
+                self.owner.register()
+            self._claim_now()
+            return True
         if not self._claim_until_done(False, abandon):
             return False
         if self._claim_error is not None:

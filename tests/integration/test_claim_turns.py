@@ -1,6 +1,7 @@
 """Claims of transactional ids take turns in a process (storage/fence.py, CONCURRENT_CLAIMS): hundreds of tasks
 starting at once (a member's share after another left the group) claimed together and flooded the broker. A
-claim waits for its turn, and one abandoned meanwhile (its task stopped) builds nothing."""
+task's claim waits for its turn, and one abandoned meanwhile (its task stopped) builds nothing; the leader's claim
+and zombie fencing (no way to give up) do not wait behind task claims."""
 
 from __future__ import annotations
 
@@ -33,14 +34,22 @@ def test_a_claim_waits_for_its_turn_and_an_abandoned_one_builds_nothing(broker: 
         assert outcome == [False] and not waiting.claimed
 
         second = ProducerFence(f"turns-{unique}-b", config)
-        thread = threading.Thread(target=lambda: outcome.append(second.claim(True)))
+        thread = threading.Thread(target=lambda: outcome.append(second.claim(True, lambda: False)))
         thread.start()
+        thread.join(1.0)
+        assert thread.is_alive() and not second.claimed
         fences._claim_slots.release()  # one claim under way ends: the next waiting takes its turn
         taken -= 1
         wait_until(lambda: second.claimed, 60, message="the second claim done in its turn")
         thread.join(10)
         assert outcome == [False, True]
         second.close()
+
+        fences._claim_slots.acquire()  # every turn taken again
+        taken += 1
+        leader = ProducerFence(f"turns-{unique}-c", config)
+        assert leader.claim() and leader.claimed  # at once: no turn to wait for
+        leader.close()
     finally:
         for _ in range(taken):
             fences._claim_slots.release()
