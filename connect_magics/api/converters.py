@@ -223,6 +223,7 @@ _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t")
 
 
 _JSON_ESCAPED = bytes(range(0x20)) + b'"\\'  # the bytes a JSON string escapes
+_b64 = binascii.b2a_base64
 
 
 def _quote(text: str) -> str:
@@ -332,6 +333,10 @@ _JSON_TYPE_NAMES = {SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "double"}
 _CONNECT_TYPES = {_JSON_TYPE_NAMES.get(t, t.value): t for t in SchemaType}
 _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
 _FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
+#: How a generated struct writer writes a field of these types inline (``v{i}`` its value, ``w{i}`` its writer).
+_INLINE_WRITES = {**{t: "(str(v{i}) if v{i}.__class__ is int else w{i}(v{i}))" for t in _INT_BITS},
+                  SchemaType.STRING: "(quote(v{i}) if v{i}.__class__ is str else w{i}(v{i}))",
+                  SchemaType.BOOLEAN: '("true" if v{i} is True else "false" if v{i} is False else w{i}(v{i}))'}
 _READS_VALID = frozenset({*_INT_BITS, *_FLOATS, SchemaType.BOOLEAN, SchemaType.STRING, SchemaType.BYTES})
 _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
     (str, SchemaType.STRING), (bool, SchemaType.BOOLEAN), (int, SchemaType.INT64), (float, SchemaType.FLOAT64),
@@ -404,6 +409,7 @@ class JsonConverter(_DualConverter):
         self._envelopes = LRUCache(size)  # raw envelope text up to the payload -> (that text, schema, reader)
         self._last_envelope: tuple[bytes, Schema | None, Callable[[Any], Any]] | None = None
         self._last_written: tuple[Schema | None, bytes] = (None, b"")  # the last schema written, its envelope's start
+        self._last_writer: tuple[Schema | None, Callable[[Any], str] | None] = (None, None)  # and its writer
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in _COMPILED}
@@ -427,10 +433,13 @@ class JsonConverter(_DualConverter):
                 return None
             payload = _dump(self._to_json(schema, value)).encode("utf-8")
         else:
-            write = self._writers.get(schema)
-            if write is None:
-                write = self._compile_writer(schema)
-                self._writers.put(schema, write)
+            last_schema, write = self._last_writer
+            if schema is not last_schema:  # mostly the same schema again: no look-up
+                write = self._writers.get(schema)
+                if write is None:
+                    write = self._compile_writer(schema)
+                    self._writers.put(schema, write)
+                self._last_writer = (schema, write)
             payload = write(value).encode("utf-8")
         if not self.schemas_enabled:
             return payload
@@ -442,8 +451,9 @@ class JsonConverter(_DualConverter):
 
     def _compile_writer(self, schema: Schema) -> Callable[[Any], str]:
         """A function writing a value of ``schema`` as :meth:`_to_json` then :func:`_dump` would, sooner for
-        the values most records hold (plain integers, strings, booleans, floats, structs of them); any other
-        value (null, a logical type, a value of the wrong type) takes that generic path, errors included."""
+        the values most records hold (plain integers, strings, booleans, floats, timestamps, decimals, structs
+        of them); any other value (null, another logical type, a value of the wrong type) takes that generic
+        path, errors included."""
         def generic(value: Any) -> str:
             return _dump(self._to_json(schema, value))
 
@@ -460,26 +470,41 @@ class JsonConverter(_DualConverter):
             return lambda value: _dump(value) if value.__class__ is float else generic(value)
         if type_ is not SchemaType.STRUCT:
             return generic
-        # (index, '"name":', writer, whether a null is written as null: optional, no default to put instead)
-        fields = [(f.index, _quote(f.name) + ":", self._compile_writer(f.schema),
-                   f.schema.optional and f.schema.default_value is None) for f in schema.fields]
+        return self._compile_struct_writer(schema, generic)
 
-        def struct(value: Any) -> str:
-            if value.__class__ is not Struct or value.schema is not schema:
-                return generic(value)
-            values = value._values
-            return "{" + ",".join([key + ("null" if (v := values[index]) is None and nullable else write(v))
-                                   for index, key, write, nullable in fields]) + "}"
-        return struct
+    def _compile_struct_writer(self, schema: Schema, generic: Callable[[Any], str]) -> Callable[[Any], str]:
+        """A struct's writer, generated as one function of its fields (as :mod:`dataclasses` generates methods):
+        a field of a plain type is written inline, without a call per field. Field names enter the code as
+        constants only. A struct of an equal schema built apart is written the same way."""
+        names: dict[str, Any] = {"Struct": Struct, "schema": schema, "generic": generic, "quote": _quote}
+        parts = []
+        for i, field in enumerate(schema.fields):
+            names[f"w{i}"] = self._compile_writer(field.schema)
+            names[f"k{i}"] = ("{" if i == 0 else ",") + _quote(field.name) + ":"
+            inline = _INLINE_WRITES.get(field.schema.type) if field.schema.name is None else None
+            expression = (inline or "w{i}(v{i})").format(i=i)
+            if field.schema.optional and field.schema.default_value is None:
+                expression = f'("null" if v{i} is None else {expression})'
+            parts.append(f"k{i}, {expression}, ")
+        unpack = "    " + "".join(f"v{i}, " for i in range(len(parts))) + "= value._values\n" if parts else ""
+        pieces = "".join(parts) or "'{', "
+        code = ("def struct(value):\n"
+                "    if value.__class__ is not Struct or (value.schema is not schema and value.schema != schema):\n"
+                "        return generic(value)\n"
+                f"{unpack}"
+                f"    return ''.join(({pieces}'}}'))\n")
+        exec(code, names)  # noqa: S102 - code made above from indexes; names are in ``names`` only
+        return names["struct"]
 
     def _compile_logical_writer(self, schema: Schema, generic: Callable[[Any], str]) -> Callable[[Any], str]:
         """:meth:`_compile_writer` for a logical type: a timestamp's milliseconds and a decimal's base64 bytes
         (a JSON string with nothing to escape) written straight from the value of their class."""
         if schema.name == Timestamp.LOGICAL_NAME:
-            return lambda value: str(Timestamp.from_logical(schema, value)) if value.__class__ is _dt.datetime \
-                else generic(value)
+            millis = Timestamp.millis
+            return lambda value: str(millis(value)) if value.__class__ is _dt.datetime else generic(value)
         if schema.name == Decimal.LOGICAL_NAME and not self.decimal_numeric:
-            return lambda value: '"' + base64.b64encode(Decimal.from_logical(schema, value)).decode("ascii") + '"' \
+            scale, unscaled_bytes = Decimal.scale(schema), Decimal.unscaled_bytes
+            return lambda value: '"' + _b64(unscaled_bytes(value, scale), newline=False).decode("ascii") + '"' \
                 if value.__class__ is decimal.Decimal else generic(value)
         logical = _LOGICAL[schema.name][0]
         return lambda value: generic(value) if value is None else _dump(logical(self, schema, value))
@@ -777,7 +802,7 @@ _MISSING: Any = object()
 _ENVELOPE_START = re.compile(rb'\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
 _PAYLOAD_KEY = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_COMPILED = ("_readers", "_writers", "_envelopes", "_last_envelope", "_last_written")  # JsonConverter's caches of functions
+_COMPILED = ("_readers", "_writers", "_envelopes", "_last_envelope", "_last_written", "_last_writer")  # JsonConverter's caches of functions
 
 
 # The parts of a compiled payload reader (JsonConverter._compile_reader): each takes a non-null node.

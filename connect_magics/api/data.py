@@ -502,6 +502,7 @@ class LRUCache:
 # ---------------------------------------------------------------------------------------- logical types
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH_NAIVE = _EPOCH.replace(tzinfo=None)
 _MILLIS_PER_DAY = 86_400_000
 _ONE_MS = _dt.timedelta(milliseconds=1)
 
@@ -563,15 +564,30 @@ class Decimal:
 
     @staticmethod
     def from_logical(schema: Schema, value: decimal.Decimal) -> bytes:
-        scale = Decimal.scale(schema)
+        return Decimal.unscaled_bytes(value, Decimal.scale(schema))
+
+    @staticmethod
+    def unscaled_bytes(value: decimal.Decimal, scale: int) -> bytes:
+        """:meth:`from_logical` for a schema of ``scale``: what writers that read the scale once call per value.
+
+        >>> Decimal.unscaled_bytes(decimal.Decimal("-1.00"), 2)
+        b'\\x9c'
+        """
+        try:  # an integer's digits only when the value's scale is ``scale`` (else a point or an exponent)
+            unscaled = int(str(value.scaleb(scale, _EXACT)))
+        except ValueError:
+            unscaled = Decimal._unscaled(value, scale)
+        return unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
+
+    @staticmethod
+    def _unscaled(value: decimal.Decimal, scale: int) -> int:
         exponent = value.as_tuple().exponent
         if not isinstance(exponent, int):
             raise DataException(f"Decimal value {value} cannot be represented")
         if -exponent != scale:
             raise DataException("Decimal value has mismatching scale for given Decimal schema. "
                                 f"Schema has scale {scale}, value has scale {-exponent}.")
-        unscaled = int(value.scaleb(scale, _EXACT))
-        return unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
+        return int(value.scaleb(scale, _EXACT))  # (digits beyond what int() reads from a string)
 
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> decimal.Decimal:
@@ -656,7 +672,17 @@ class Timestamp:
     @staticmethod
     def from_logical(schema: Schema, value: _dt.datetime) -> int:
         _check_name(schema, Timestamp.LOGICAL_NAME, "Timestamp")
-        return (_utc(value) - _EPOCH) // _ONE_MS
+        return Timestamp.millis(value)
+
+    @staticmethod
+    def millis(value: _dt.datetime) -> int:
+        """Milliseconds since the epoch of a ``datetime`` (naive means UTC): :meth:`from_logical` without the
+        schema, for writers that checked it once.
+
+        >>> Timestamp.millis(_dt.datetime(1970, 1, 1, 0, 0, 1, 999))
+        1000
+        """
+        return (value - (_EPOCH_NAIVE if value.tzinfo is None else _EPOCH)) // _ONE_MS
 
     @staticmethod
     def to_logical(schema: Schema, value: int) -> _dt.datetime:

@@ -246,6 +246,14 @@ _ROW = (SchemaBuilder.struct().name("row")
         .field("tags", SchemaBuilder.array(STRING_SCHEMA).optional().build()).field("inner", _NESTED).build())
 
 
+_ROW_AGAIN = SchemaBuilder.struct().name("row")
+for _field in _ROW.fields:
+    _ROW_AGAIN.field(_field.name, _field.schema)
+_ROW_AGAIN = _ROW_AGAIN.build()
+_ODD_NAMES = (SchemaBuilder.struct().field('a"b', STRING_SCHEMA).field("{c}", SchemaBuilder.bool().build())
+              .field("\u00e9\n", INT32_SCHEMA).build())  # names to quote and escape, braces as in format strings
+
+
 def _row(**values) -> Struct:
     """A row of ``_ROW``; values put without Struct.put's checks, so that a bad one reaches the converter."""
     row = Struct(_ROW).put("id", 1).put("f", 0.5)
@@ -274,6 +282,10 @@ def _generic(converter: JsonConverter, schema, value) -> bytes:
     (Decimal.schema(2), D("-1.00")), (Decimal.schema(0), D("128")), (Decimal.schema(30), D("-1." + "7" * 30)),
     (Decimal.builder(2).optional().build(), None), (Timestamp.SCHEMA, dt.datetime(1969, 12, 31, 23, 59, 59, 999999)),
     (Timestamp.SCHEMA, dt.datetime(2026, 3, 29, 2, 30, tzinfo=dt.timezone(dt.timedelta(hours=-7)))),
+    (Decimal.schema(2), D("-0.00")), (Decimal.schema(1), D("1" * 4400 + ".5")),  # beyond int()'s string digits
+    (_ODD_NAMES, Struct(_ODD_NAMES).put('a"b', "x").put("{c}", True).put("\u00e9\n", 3)),
+    (SchemaBuilder.struct().build(), Struct(SchemaBuilder.struct().build())),
+    (_ROW, Struct(_ROW_AGAIN).put("id", 2).put("f", 1.5).put("price", D("3.10"))),  # an equal schema built apart
 ])
 def test_compiled_writers_write_what_the_general_path_writes(schema, value, decimal_format, replace_null) -> None:
     c = JsonConverter()
@@ -294,6 +306,9 @@ def test_compiled_writers_write_what_the_general_path_writes(schema, value, deci
     (_ROW, None, "Conversion error: null value for field that is required and has no default value"),
     (Decimal.schema(2), D("1.5"), "Decimal value has mismatching scale"),
     (Decimal.schema(2), D("NaN"), "Decimal value NaN cannot be represented"),
+    (Decimal.schema(0), D("1E+2"), "Decimal value has mismatching scale"),
+    (Decimal.schema(2), D("1.500"), "Decimal value has mismatching scale"),
+    (_ODD_NAMES, Struct(_ODD_NAMES).put('a"b', "x").put("\u00e9\n", 3), "Conversion error: null value"),
     (Decimal.schema(2), 1.5, "Invalid type for Decimal"),
     (Timestamp.SCHEMA, dt.date(2026, 1, 1), "Invalid type for Timestamp"),
 ])

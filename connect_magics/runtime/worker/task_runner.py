@@ -23,6 +23,7 @@ from connect_magics.api.records import ConnectRecord, Headers
 from connect_magics.runtime.config.connector_config import TransformationChain
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.plugins.registry import Plugins
+from connect_magics.runtime.worker import gc_threshold
 from connect_magics.runtime.worker.error_handling import (
     ErrorSettings,
     RecordErrorHandler,
@@ -175,6 +176,7 @@ class TaskRunner(ABC):
     def run(self) -> None:
         """The task's whole life; returns when stopped or failed."""
         reported_paused = False
+        gc_threshold.raise_once()
         try:
             # Earlier instances can no longer commit once this is done. A claim may wait for its turn (hundreds
             # of tasks starting at once): a task stopped meanwhile gives up its turn and ends.
