@@ -424,14 +424,19 @@ class JsonConverter(_DualConverter):
         if value.__class__ is str and (schema is None or schema is STRING_SCHEMA or schema is OPTIONAL_STRING_SCHEMA):
             # What the two calls below give a plain string, sooner; sooner still for one with nothing to escape:
             # no control character, quote or backslash among its UTF-8 bytes (those of any other character are
-            # all above 0x7f), seen by one C pass over the bytes written anyway.
+            # all above 0x7f), seen by one C pass over the bytes written anyway. Joined at once, envelope and all.
             payload = value.encode("utf-8")
-            payload = b'"' + payload + b'"' if len(payload.translate(None, _JSON_ESCAPED)) == len(payload) \
-                else _quote(value).encode("utf-8")
+            if len(payload.translate(None, _JSON_ESCAPED)) == len(payload):
+                if not self.schemas_enabled:
+                    return b"".join((b'"', payload, b'"'))
+                last_schema, start = self._last_written
+                return b"".join((start if schema is last_schema and schema is not None else self._start(schema),
+                                 b'"', payload, b'"}'))
+            payload = _quote(value).encode("utf-8")
         elif schema is None:
             if value is None:
                 return None
-            payload = _dump(self._to_json(schema, value)).encode("utf-8")
+            payload = self._write_schemaless(value).encode("utf-8")
         else:
             last_schema, write = self._last_writer
             if schema is not last_schema:  # mostly the same schema again: no look-up
@@ -445,9 +450,43 @@ class JsonConverter(_DualConverter):
             return payload
         last_schema, start = self._last_written
         if schema is not last_schema or last_schema is None:  # schemas are immutable: the same one mostly repeats
-            start = ('{"schema":' + self.as_json_schema_text(schema) + ',"payload":').encode("utf-8")
-            self._last_written = (schema, start)
-        return start + payload + b"}"
+            start = self._start(schema)
+        return b"".join((start, payload, b"}"))
+
+    def _write_schemaless(self, value: Any) -> str:
+        """``_dump(self._to_json(None, value))``, sooner for what schemaless values mostly hold: strings, integers,
+        booleans, nulls, dicts with string keys and lists of them; any other value, at any depth, takes that path.
+
+        >>> JsonConverter()._write_schemaless({"id": 7, "tags": ["a", None, True]})
+        '{"id":7,"tags":["a",null,true]}'
+        """
+        cls = value.__class__
+        if cls is str:
+            return _quote(value)
+        if cls is int:
+            return str(value)
+        if cls is dict:
+            write, parts = self._write_schemaless, []
+            for k, v in value.items():
+                if k.__class__ is not str:  # written as an array of pairs, or refused: as the general path does
+                    return _dump(self._to_json(None, value))
+                parts.append(_quote(k) + ":" + write(v))
+            return "{" + ",".join(parts) + "}"
+        if cls is list:
+            return "[" + ",".join([self._write_schemaless(v) for v in value]) + "]"
+        if value is None:
+            return "null"
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        return _dump(self._to_json(None, value))
+
+    def _start(self, schema: Schema | None) -> bytes:
+        """An envelope's text up to its payload, kept for the next record of the same schema."""
+        start = ('{"schema":' + self.as_json_schema_text(schema) + ',"payload":').encode("utf-8")
+        self._last_written = (schema, start)
+        return start
 
     def _compile_writer(self, schema: Schema) -> Callable[[Any], str]:
         """A function writing a value of ``schema`` as :meth:`_to_json` then :func:`_dump` would, sooner for

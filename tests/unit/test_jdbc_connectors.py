@@ -372,6 +372,7 @@ def test_row_values_and_time_helpers_equal_their_plain_forms() -> None:
         _float,
         _identity,
         _in_zone,
+        _int,
         _str,
         row_values,
         sink_value,
@@ -384,6 +385,9 @@ def test_row_values_and_time_helpers_equal_their_plain_forms() -> None:
             row = row[:width]
             assert values(row) == [convert(row[j]) for j, convert in zip(indexes, converters, strict=True)]
     assert row_values([0, 1], [_identity, _identity], 2) is list
+    mixed = row_values([1, 0, 1, 2], [_int, _str, _identity, _float], 3)
+    for row in [(7, 8, 9.5), ("s", 1.5, 2), (None, None, None), (b"b", True, "1e3")]:
+        assert mixed(row) == [_int(row[1]), _str(row[0]), row[1], _float(row[2])]
 
     class Sub(dt.datetime):
         pass

@@ -448,3 +448,32 @@ def test_structs_are_read_as_struct_put_validated_them(field, node, replace_null
     expected = _read(_reference, c, _KINDS, payload)
     got = _read(lambda: c.to_connect_data(TOPIC, data).value)
     assert got == expected and (isinstance(got, str) or got.schema is _KINDS or got.schema == _KINDS)
+
+
+class _Key(str):
+    """A string key of another class: the general path's own."""
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+@pytest.mark.parametrize("value", [
+    {"task": 0, "seq": 7, "payload": "x" * 10}, {"a": {"b": [1, "two", None, True, False, 2.5]}}, [], {},
+    {1: "int keys", 2: "an array of pairs"}, {"mixed": 1, 2: "keys"}, {_Key("k"): 1}, {"nan": float("nan")},
+    {"bytes": b"\x00\xff", "tuple": (1, 2), "big": 1 << 70, "float": 1e-7, "neg": -0.0},
+    {"esc\u0001": "tab\there \u00e9 \"q\""}, ["nested", ["lists", {"x": None}]], 3, "text", False,
+])
+def test_schemaless_writes_are_the_general_paths(schemas, value) -> None:
+    c = json_converter(**{"schemas.enable": schemas})
+    from connect_magics.api.converters import _dump
+    payload = _dump(c._to_json(None, value))
+    expected = payload if schemas == "false" else '{"schema":null,"payload":' + payload + "}"
+    assert c.from_connect_data(TOPIC, None, value) == expected.encode()
+
+
+@pytest.mark.parametrize("value", [{"x": object()}, [{"y": {1.5}}]])
+def test_schemaless_refusals_are_the_general_paths(value) -> None:
+    c = json_converter()
+    with pytest.raises(DataException) as general:
+        c._to_json(None, value)
+    with pytest.raises(DataException) as fast:
+        c.from_connect_data(TOPIC, None, value)
+    assert str(fast.value) == str(general.value)

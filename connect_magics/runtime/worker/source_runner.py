@@ -54,8 +54,7 @@ class SubmittedBatch:
     def ack(self, err: KafkaError | None, msg: Any) -> None:
         """The delivery report of one record: acknowledged, or the batch's first error is kept."""
         if err is not None:
-            if self._owner.error is None:
-                self._owner.error, self._owner.error_topic = err, msg.topic() if msg is not None else None
+            self._owner.failed(err, msg)
             return
         self.unacked -= 1
         if not self.unacked and self.closed and self._on_done is not None:
@@ -85,6 +84,11 @@ class SubmittedRecords:
         self._last: tuple[dict | None, Any] = (None, None)
         self.error: KafkaError | None = None  # the first failed delivery
         self.error_topic: str | None = None  # its topic
+
+    def failed(self, err: KafkaError | None, msg: Any) -> None:
+        """A failed delivery: the first one is kept (what a producer reporting failures only calls for any)."""
+        if err is not None and self.error is None:
+            self.error, self.error_topic = err, msg.topic() if msg is not None else None
 
     @property
     def outstanding(self) -> int:
@@ -240,6 +244,8 @@ class SourceTaskRunner(TaskRunner):
     def initialize(self) -> None:
         config = {**self.producer_config, "logger": client_logger("producer"),
                   "delivery.report.only.error": self._acks_by_flush}
+        if self._acks_by_flush:  # one callback for the producer: no callback for the producer to keep per record
+            config["on_delivery"] = lambda err, msg: self.submitted.failed(err, msg)
         self._producer = new_client(Producer, config, f"Task {self.id}", self.clients)
         self.task.initialize(SourceTaskContext(self.task_config, self.offset_reader()))
 
@@ -318,7 +324,7 @@ class SourceTaskRunner(TaskRunner):
         submitted, known = self.submitted, self._known_topics
         batch = submitted.batch(self._batch_done if self.track_topics else None)
         per_record = self._commits_records
-        on_delivery = batch.ack
+        on_delivery = None if self._acks_by_flush else batch.ack
         last_topic = None
         sent = 0
         index = 0  # the records before it were sent or dropped
