@@ -335,7 +335,9 @@ _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, Sch
 _FLOATS = (SchemaType.FLOAT32, SchemaType.FLOAT64)
 #: How a generated struct writer writes a field of these types inline (``v{i}`` its value, ``w{i}`` its writer).
 _INLINE_WRITES = {**{t: "(str(v{i}) if v{i}.__class__ is int else w{i}(v{i}))" for t in _INT_BITS},
-                  SchemaType.STRING: "(quote(v{i}) if v{i}.__class__ is str else w{i}(v{i}))",
+                  # _quote inline: Python's escaping, kept unless it has a \u00xx escape (Jackson's are upper case)
+                  SchemaType.STRING: "((q if '\\\\u00' not in (q := encode(v{i})) else quote(v{i})) "
+                                     "if v{i}.__class__ is str else w{i}(v{i}))",
                   SchemaType.BOOLEAN: '("true" if v{i} is True else "false" if v{i} is False else w{i}(v{i}))'}
 _READS_VALID = frozenset({*_INT_BITS, *_FLOATS, SchemaType.BOOLEAN, SchemaType.STRING, SchemaType.BYTES})
 _SCHEMALESS_TYPES: list[tuple[type | tuple[type, ...], SchemaType]] = [
@@ -515,7 +517,8 @@ class JsonConverter(_DualConverter):
         """A struct's writer, generated as one function of its fields (as :mod:`dataclasses` generates methods):
         a field of a plain type is written inline, without a call per field. Field names enter the code as
         constants only. A struct of an equal schema built apart is written the same way."""
-        names: dict[str, Any] = {"Struct": Struct, "schema": schema, "generic": generic, "quote": _quote}
+        names: dict[str, Any] = {"Struct": Struct, "schema": schema, "generic": generic, "quote": _quote,
+                                 "encode": _encode_basestring}
         parts = []
         for i, field in enumerate(schema.fields):
             names[f"w{i}"] = self._compile_writer(field.schema)

@@ -284,6 +284,7 @@ def _generic(converter: JsonConverter, schema, value) -> bytes:
     (Timestamp.SCHEMA, dt.datetime(2026, 3, 29, 2, 30, tzinfo=dt.timezone(dt.timedelta(hours=-7)))),
     (Decimal.schema(2), D("-0.00")), (Decimal.schema(1), D("1" * 4400 + ".5")),  # beyond int()'s string digits
     (_ODD_NAMES, Struct(_ODD_NAMES).put('a"b', "x").put("{c}", True).put("\u00e9\n", 3)),
+    (_ODD_NAMES, Struct(_ODD_NAMES).put('a"b', "\u0001\u001f\t\\").put("{c}", False).put("\u00e9\n", -3)),
     (SchemaBuilder.struct().build(), Struct(SchemaBuilder.struct().build())),
     (_ROW, Struct(_ROW_AGAIN).put("id", 2).put("f", 1.5).put("price", D("3.10"))),  # an equal schema built apart
 ])

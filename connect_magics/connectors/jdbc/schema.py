@@ -180,7 +180,7 @@ def _decimal(scale: int) -> Convert:
             return None
         if not isinstance(value, decimal.Decimal):
             value = decimal.Decimal(str(value))
-        return value.quantize(exponent, context=_WIDE)
+        return value.quantize(exponent, None, _WIDE)  # (positional: a keyword costs C decimal twice the call)
     return convert
 
 
