@@ -13,8 +13,9 @@ amount NUMERIC(12,2), note, updated_at) is
   (what a hand-written pipeline does, without schemas, offsets or delivery tracking);
 * written by the JDBC sink (``insert.mode`` insert, ``pk.mode`` record_value) from that topic into an empty
   table: rows/s from the connector's creation until the table holds every row; beside a bare loop inserting
-  the same rows with ``executemany`` in batches of 3000 (the sink's ``batch.size``), and a bare ``COPY`` loop
-  (psycopg ``write_row``), which is what the sink uses on PostgreSQL.
+  the same rows with ``executemany`` in batches of 3000 (the sink's ``batch.size``), a bare ``COPY`` loop
+  (psycopg ``write_row``), which is what the sink uses on PostgreSQL, and the hand-written sink: the bare
+  source's topic consumed, ``json.loads`` and ``COPY``, 3000 rows a transaction.
 
 Prints one table with the ratios; for the source and the sink also their rate after the first rows were seen (the
 steady state: without the connector's start-up, the consumer group join, the table's creation).
@@ -31,7 +32,7 @@ import uuid
 from collections.abc import Callable
 
 import sqlalchemy as sa
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics import ConnectRuntime
@@ -83,6 +84,38 @@ def bare_pipeline(engine: sa.Engine, bootstrap: str, topic: str) -> float:
                     producer.poll(0.01)
             producer.poll(0)
     assert producer.flush(120) == 0
+    return time.perf_counter() - start
+
+
+def bare_sink_pipeline(engine: sa.Engine, bootstrap: str, topic: str, rows: int) -> float:
+    """The hand-written sink beside the hand-written source: ``topic``'s JSON rows consumed, parsed with
+    ``json.loads`` and written with ``COPY``, 3000 a transaction (the sink's ``batch.size``); the seconds until all
+    ``rows`` are in the table."""
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE piped_orders (id BIGINT PRIMARY KEY, customer TEXT NOT NULL, "
+                             "amount NUMERIC, note TEXT, updated_at TIMESTAMP NOT NULL)"))
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bare-{uuid.uuid4().hex[:8]}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])  # no group join: the loop's own pace
+    columns = ["id", "customer", "amount", "note", "updated_at"]
+    start, written = time.perf_counter(), 0
+    try:
+        while written < rows:
+            batch: list[list] = []
+            while len(batch) < 3000 and written + len(batch) < rows:
+                for message in consumer.consume(500, 1.0):
+                    if message.error() is None:
+                        row = json.loads(message.value())
+                        batch.append([row[c] for c in columns])
+            with engine.begin() as conn:
+                raw = conn.connection.driver_connection
+                with raw.cursor() as cursor, cursor.copy(f"COPY piped_orders ({', '.join(columns)}) FROM STDIN") as copy:
+                    for row in batch:
+                        copy.write_row(row)
+            consumer.commit(asynchronous=False)
+            written += len(batch)
+    finally:
+        consumer.close()
     return time.perf_counter() - start
 
 
@@ -170,11 +203,13 @@ def main() -> None:
         target = sa.create_engine(pg.create_database("target"))
         fill(source, args.rows)
         bare_read_s, rows = bare_read(source)
-        bare_pipeline_s = bare_pipeline(source, bootstrap, f"bench-bare-{uuid.uuid4().hex[:8]}")
+        bare_topic = f"bench-bare-{uuid.uuid4().hex[:8]}"
+        bare_pipeline_s = bare_pipeline(source, bootstrap, bare_topic)
         for row in rows:
             row["amount"] = decimal.Decimal(row["amount"]) if row["amount"] is not None else None
         bare_write_s = bare_write(target, rows)
         bare_copy_s = bare_copy(target, rows)
+        bare_sink_s = bare_sink_pipeline(target, bootstrap, bare_topic, len(rows))
 
         run = uuid.uuid4().hex[:8]
         topic_prefix = f"bench-{run}-"
@@ -214,10 +249,11 @@ def main() -> None:
           f"  ({source_steady * bare_pipeline_s / n:.2f} of read + produce)")
     print(f"{'bare executemany loop (3000 rows a statement)':52} {n / bare_write_s:>10,.0f} {'1.00':>7}")
     print(f"{'bare COPY loop (write_row)':52} {n / bare_copy_s:>10,.0f} {bare_write_s / bare_copy_s:>7.2f}")
+    print(f"{'bare consume + json.loads + COPY loop':52} {n / bare_sink_s:>10,.0f} {bare_write_s / bare_sink_s:>7.2f}")
     print(f"{'JDBC sink, insert, from the topic (JSON; COPY)':52} {n / sink_s:>10,.0f} {bare_write_s / sink_s:>7.2f}"
-          f"  ({bare_copy_s / sink_s:.2f} of COPY)")
+          f"  ({bare_copy_s / sink_s:.2f} of COPY, {bare_sink_s / sink_s:.2f} of consume + COPY)")
     print(f"{'  after its first rows (no start-up)':52} {sink_steady:>10,.0f} {sink_steady * bare_write_s / n:>7.2f}"
-          f"  ({sink_steady * bare_copy_s / n:.2f} of COPY)")
+          f"  ({sink_steady * bare_copy_s / n:.2f} of COPY, {sink_steady * bare_sink_s / n:.2f} of consume + COPY)")
 
 
 if __name__ == "__main__":
