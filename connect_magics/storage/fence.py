@@ -212,6 +212,8 @@ class ProducerFence:
                 self._producer, self._fenced = None, True
             return
         with self._lock:
+            if self._closed.is_set():  # closed while it claimed (its task stopped): the producer is not kept
+                return
             self._producer, self._fenced = producer, False
 
     def _still_current(self) -> bool:

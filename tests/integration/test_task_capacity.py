@@ -163,3 +163,40 @@ def test_a_bulk_create_beyond_capacity_is_refused_whole(bootstrap, unique, tmp_p
         del configs["bulk-3"]
         rt.create_connectors(configs)
         wait_until(lambda: _running(rt, list(configs)), 60, message="the three accepted tasks RUNNING")
+
+
+@pytest.mark.parametrize("kind", ["source", "sink", "exactly-once source"])
+def test_a_stopped_tasks_clients_are_freed_without_a_garbage_collection(bootstrap, unique, tmp_path, kind) -> None:
+    """A deleted connector's tasks give their clients' keys back at once: each runner lets go of its clients when
+    it closes. Their callbacks refer to the runner, and the cycle kept them (threads, connections, keys) until
+    the next full collection, which tasks make rarer (runtime/worker/gc_threshold.py). The collector is off here:
+    only reference counting frees them."""
+    topic = _topic(bootstrap, f"free-{unique}")
+    worker = {**FAST, **({"exactly.once.source.support": "enabled"} if kind == "exactly-once source" else {})}
+
+    def config(name: str) -> dict:
+        if kind == "sink":
+            return {"connector.class": "FileStreamSink", "file": str(tmp_path / f"{name}.out"), "topics": topic}
+        return _source(tmp_path, topic, name)
+
+    with ConnectRuntime(bootstrap, f"free-{unique}", worker) as rt:
+        def run_and_delete(names: list[str]) -> None:
+            for name in names:
+                rt.create_connector(name, config(name))
+            wait_until(lambda: _running(rt, names), 60, message=f"{names} RUNNING")
+            for name in names:
+                rt.delete_connector(name)
+
+        run_and_delete(["warm-up"])  # the worker's clients built on first use (a shared admin client) stay built
+        wait_until(lambda: not rt.connectors(), 30, message="the warm-up connector gone")
+        gc.collect()
+        before = client_limit.free_keys(10_000)
+        gc.disable()
+        try:
+            names = [f"task-{i}" for i in range(3)]
+            run_and_delete(names)
+            wait_until(lambda: client_limit.free_keys(10_000) >= before, 30,
+                       message=lambda: f"the stopped tasks' clients freed: {client_limit.free_keys(10_000)} keys "
+                                       f"free, {before} before")
+        finally:
+            gc.enable()

@@ -180,7 +180,11 @@ class DeadLetterQueue:
                                    f"{self._failure}")
 
     def close(self, timeout: float) -> None:
-        self._producer.flush(timeout)
+        """Flush, then let go of the producer: freed now, not at the next full garbage collection if a cycle
+        holds this reporter."""
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.flush(timeout)
 
 
 class RecordErrorHandler:

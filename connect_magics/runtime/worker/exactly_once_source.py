@@ -248,4 +248,5 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self.commit_transaction()
 
     def close(self) -> None:
-        """The producer is the fence's: the fence closes it."""
+        """The producer is the fence's: the fence closes it; this runner lets go of it (see the base class)."""
+        self._producer = None

@@ -558,5 +558,8 @@ class SinkTaskRunner(TaskRunner):
                 self.task.close(sorted(self.assigned))
                 self.assigned.clear()
             self.consumer.close()
+            # Let go of it: its rebalance callbacks refer to this runner, and the cycle would keep the client (its
+            # thread-specific-data key, docs/design.md) until the next full garbage collection.
+            self.consumer = None
         if self.errors.dlq is not None:
             self.errors.dlq.close(self.flush_timeout)

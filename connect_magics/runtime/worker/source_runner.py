@@ -539,6 +539,9 @@ class SourceTaskRunner(TaskRunner):
         self.timed_commit(partial(self.commit_offsets, wait=True))
 
     def close(self) -> None:
-        if self._producer is not None:
-            self._producer.flush(self.flush_timeout)
+        # Let go of the producer: its delivery callback refers to this runner, and the cycle would otherwise keep
+        # it (its threads, connections and thread-specific-data key) until a full garbage collection.
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.flush(self.flush_timeout)
 
