@@ -10,8 +10,8 @@ the threshold below), and ``gc_collect_main`` was 13 % of a scale-bench worker's
 
 At :data:`STREAMING_THRESHOLD` a batch dies young: it is freed before a collection sees it. At most that many more
 container objects wait for their collection (a few MB). The first task to run in a process raises the threshold,
-once, when it is lower; a user who wants another value sets it afterwards (``gc.set_threshold``), and a process
-that turned collection off (threshold 0) is left so.
+once, from CPython's default (:data:`CPYTHON_DEFAULT`); a process that set its own (``gc.set_threshold``, before or
+after), or turned collection off (0), keeps it.
 
 >>> import gc
 >>> raise_once(), gc.get_threshold()  # doctest: +SKIP
@@ -28,13 +28,15 @@ log = logging.getLogger(__name__)
 
 #: The first threshold tasks run with: several times the containers of a batch of 1,000 records.
 STREAMING_THRESHOLD = 50_000
+#: CPython's first threshold (3.10 to 3.13), the only one raised: any other was chosen by the process.
+CPYTHON_DEFAULT = 700
 
 _RAISED = False
 _LOCK = threading.Lock()
 
 
 def raise_once() -> bool:
-    """Raise the collector's first threshold to :data:`STREAMING_THRESHOLD` if it is lower (and not 0), the first
+    """Raise the collector's first threshold from :data:`CPYTHON_DEFAULT` to :data:`STREAMING_THRESHOLD`, the first
     time this is called in the process; True if it raised it now."""
     global _RAISED
     with _LOCK:
@@ -42,10 +44,9 @@ def raise_once() -> bool:
             return False
         _RAISED = True
         first, *older = gc.get_threshold()
-        if not 0 < first < STREAMING_THRESHOLD:
+        if first != CPYTHON_DEFAULT:
             return False
         gc.set_threshold(STREAMING_THRESHOLD, *older)
     log.info("Raised the garbage collector's first threshold from %d to %d for streaming tasks (a batch of records "
-             "is freed before a collection; gc.set_threshold() after the first task starts sets another)",
-             first, STREAMING_THRESHOLD)
+             "is freed before a collection; a threshold set with gc.set_threshold() is kept)", first, STREAMING_THRESHOLD)
     return True
