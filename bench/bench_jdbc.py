@@ -17,6 +17,9 @@ amount NUMERIC(12,2), note, updated_at) is
   (psycopg ``write_row``), which is what the sink uses on PostgreSQL, and the hand-written sink: the bare
   source's topic consumed, ``json.loads`` and ``COPY``, 3000 rows a transaction.
 
+The bare loops run with the garbage collector's first threshold the runtime's tasks set
+(runtime/worker/gc_threshold.py), so that the loops, not the interpreter's settings, are compared.
+
 Prints one table with the ratios; for the source and the sink also their rate after the first rows were seen (the
 steady state: without the connector's start-up, the consumer group join, the table's creation).
 """
@@ -38,6 +41,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connect_magics import ConnectRuntime
 from connect_magics.local import EmbeddedBroker
 from connect_magics.local.postgres import PostgresServer
+from connect_magics.runtime.worker import gc_threshold
 
 JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
@@ -193,6 +197,7 @@ def main() -> None:
     ap.add_argument("--bootstrap")
     args = ap.parse_args()
     broker = None
+    gc_threshold.raise_once()  # the bare loops too run with the collector's threshold that tasks set: like for like
     if args.bootstrap is None:
         broker = EmbeddedBroker(tempfile.mkdtemp(prefix="jdbc-bench-broker-"))
         broker.start()
