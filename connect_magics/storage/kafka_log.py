@@ -178,7 +178,19 @@ def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) 
 
 
 _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
-              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT}
+              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
+              KafkaError._NOENT}  # librdkafka's list_offsets: "No leaders found" just after a restart
+
+
+def transient(error: KafkaError) -> bool:
+    """Whether a failed offsets request is worth repeating: the broker is restarting or moving leaders.
+
+    >>> transient(KafkaError(KafkaError._NOENT, "Failed to query partition leaders: No leaders found"))
+    True
+    >>> transient(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
+    False
+    """
+    return error.retriable() or error.code() in _TRANSIENT
 
 
 class KafkaLog:
@@ -349,8 +361,7 @@ class KafkaLog:
                                                     request_timeout=wait) for spec in specs]
                 return [{tp.partition: f.result(wait).offset for tp, f in answer.items()} for answer in answers]
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
-                transient = e.args[0].retriable() or e.args[0].code() in _TRANSIENT
-                if not transient or time.monotonic() > deadline:
+                if not transient(e.args[0]) or time.monotonic() > deadline:
                     self._raise_access(e, "DESCRIBE")
                     raise
                 time.sleep(0.1)
