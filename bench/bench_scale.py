@@ -1,7 +1,7 @@
 """Many connectors over a group of worker processes (issue 30): tasks spread over the workers, one run.
 
 Run:  python bench/bench_scale.py [--connectors 1000] [--tasks 2] [--workers 4] [--rate 1]
-                                 [--transaction-interval-ms 5000] [--bootstrap HOST:PORT]
+                                 [--transaction-interval-ms 5000] [--bootstrap HOST:PORT] [--logs DIR]
 
 Starts an embedded broker unless --bootstrap is given, then ``--workers`` ``connect-magics worker`` processes of
 one new group (``session.timeout.ms`` 6 s, ``scheduled.rebalance.max.delay.ms`` 2 s, offsets flushed every
@@ -75,13 +75,17 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Worker:
+    logs: str | None = None  # a directory for the workers' logs (--logs)
+
     def __init__(self, bootstrap: str, group: str, port: int, config: str) -> None:
         self.port, self.url = port, f"http://127.0.0.1:{port}"
         self.worker_id = f"{socket.gethostname()}:{port}"
         self.started = time.monotonic()
+        log = subprocess.DEVNULL if self.logs is None else \
+            open(os.path.join(self.logs, f"worker-{port}-{time.time():.0f}.log"), "w")  # noqa: SIM115
         self.proc = subprocess.Popen([sys.executable, "-m", "connect_magics.cli", "worker", "--bootstrap-servers",
                                       bootstrap, "--group-id", group, "--rest-port", str(port), "--config", config],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=log, stderr=log)
 
     def ready(self) -> bool:
         try:
@@ -193,7 +197,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1.0, help="records a second per task (default 1)")
     parser.add_argument("--transaction-interval-ms", type=int, default=5000,
                         help="exactly-once: how often each task commits a transaction (default 5000)")
+    parser.add_argument("--logs", help="a directory to keep each worker process's log in")
     args = parser.parse_args()
+    Worker.logs = args.logs
     broker = None
     if args.bootstrap is None:
         from connect_magics.local import EmbeddedBroker

@@ -783,9 +783,7 @@ class Herder:
     # -- tasks of a group that spreads them (runtime/group/) ------------------------------------------
     def desired_tasks(self) -> set[tuple[str, int]]:
         """Every task the config topic asks to run: (connector, index) of each connector not STOPPED."""
-        return {(name, index) for name in self.configs.connectors()
-                if self.configs.target_state(name) is not TargetState.STOPPED
-                for index in range(len(self.configs.task_configs(name)))}
+        return {(name, index) for name, count in self.configs.running_task_counts().items() for index in range(count)}
 
     def start_assigned(self, name: str, index: int) -> None:
         """Start a task the group's assignment gave the leader (if its connector runs here and it does not yet)."""
@@ -837,7 +835,8 @@ class Herder:
         for index in sorted(indexes):
             if control is not None:  # a generation of no instance: every earlier one knows it was succeeded
                 control.put_control(name, index, control.next_generation(name, index), "STOPPED")
-            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
+            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config(),
+                              topic=self.wc["config.storage.topic"])
             fence.claim()
             fence.close()
 

@@ -86,6 +86,9 @@ class AssignmentStore:
         self._left: set[str] = set()  # members whose report was withdrawn (they left cleanly)
         self._seen: dict[str, int] = {}  # member -> timestamp (ms) of its last report
         self._newest = 0  # the newest report's timestamp (ms)
+        #: Counts changes of what the members say (a report's tasks, a member that left or came): the leader plans
+        #: again only when it, the live members or the desired tasks changed (a report repeated says nothing new).
+        self.report_changes = 0
         self._on_change = on_change
         self.log = KafkaLog(topic, client_config, self._apply, on_batch=self._apply_batch)
 
@@ -133,9 +136,12 @@ class AssignmentStore:
                     self._reports.pop(member, None)
                     self._seen.pop(member, None)
                     self._left.add(member)
+                    self.report_changes += 1
                 else:
-                    self._reports[member] = Report(str(data.get("worker_id")),
-                                                   {(str(c), int(t)) for c, t in data.get("tasks", [])})
+                    report = Report(str(data.get("worker_id")), {(str(c), int(t)) for c, t in data.get("tasks", [])})
+                    if self._reports.get(member) != report or member in self._left:
+                        self.report_changes += 1
+                    self._reports[member] = report
                     self._left.discard(member)
                     self._seen[member] = timestamp
                     self._newest = max(self._newest, timestamp)

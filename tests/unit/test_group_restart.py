@@ -11,6 +11,7 @@ from helpers import wait_until
 
 from connect_magics.runtime.config.worker_config import WorkerConfig
 from connect_magics.runtime.group import assignor as assignor_module
+from connect_magics.runtime.group.assignment import plan
 from connect_magics.runtime.group.assignor import TaskAssignor
 from connect_magics.storage.assignment_store import Assignment, Report, Slot, TaskKey
 
@@ -26,6 +27,7 @@ class Store:
         self.lock = threading.Lock()
         self.written = Assignment(3, OLD_A, {key: Slot(member) for key, member in TASKS.items()})
         self.members: set[str] = {NEW_A}
+        self.report_changes = 0
 
     def read_to_end(self, timeout: float = 30.0) -> None:
         pass
@@ -52,8 +54,10 @@ class Store:
 class Herder:
     def __init__(self) -> None:
         self.started: list[TaskKey] = []
+        self.asked = 0  # how often the leader asked for the desired tasks: once a step
 
     def desired_tasks(self) -> set[TaskKey]:
+        self.asked += 1
         return set(TASKS)
 
     def start_assigned(self, connector: str, task: int) -> None:
@@ -117,5 +121,41 @@ def test_a_lone_runtime_restarted_at_a_new_address_does_not_wait() -> None:
     assignor = _assignor(store, herder)
     try:
         assert all(assignor.place(key) for key in sorted(TASKS))  # its successor at h:1 starts them at once
+    finally:
+        assignor.stop()
+
+
+def test_the_leader_plans_again_only_when_what_it_plans_from_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Members report every heartbeat and the leader reads its own assignment back: a step that finds the desired
+    tasks, the members' reports and the live members as they were plans nothing (over thousands of tasks a plan
+    costs milliseconds, and the leader was woken several times a second)."""
+    plans = []
+
+    def counted_plan(*args, **kwargs):
+        plans.append(1)
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(assignor_module, "plan", counted_plan)
+    store, herder = Store(), Herder()
+    with store.lock:
+        store.members.add("h:3/9/z")  # a live group: nothing to wait for
+    assignor = _assignor(store, herder)
+    try:
+        for key in sorted(TASKS):
+            assignor.place(key)
+        wait_until(lambda: {s.member for s in store.assignment().tasks.values()} == {NEW_A, "h:3/9/z"}, 10,
+                   message="the tasks spread over the two live members")
+        asked = herder.asked
+        wait_until(lambda: herder.asked >= asked + 3, 10, message="the leader's next looks (the old members forgotten)")
+        planned, asked = len(plans), herder.asked
+        for _ in range(10):
+            assignor.wake()
+        wait_until(lambda: herder.asked >= asked + 10, 10, message="ten more looks of the leader")
+        assert len(plans) == planned  # nothing changed: no plan
+        store.report_changes += 1  # a member reports other tasks
+        wait_until(lambda: len(plans) == planned + 1, 10, message="a plan after the report changed")
+        with store.lock:
+            store.members.discard("h:3/9/z")  # a member drops out: planned again (its absence then runs out)
+        wait_until(lambda: len(plans) > planned + 1, 10, message="a plan after a member dropped out")
     finally:
         assignor.stop()

@@ -57,6 +57,7 @@ class TaskAssignor:
         self._thread: threading.Thread | None = None
         self._awaited: set[str] = set()  # workers of the last assignment a leader that started alone waits for
         self._await_until = 0.0
+        self._inputs: tuple | None = None  # what the last step planned from: desired tasks, report changes, live
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -186,17 +187,23 @@ class TaskAssignor:
         with self._cond:
             self._placed = set()
         desired = self.herder.desired_tasks()
+        report_changes = self.store.report_changes
+        with self._cond:
+            desired |= self._placed  # a task the herder started meanwhile (a resume, a restart) is wanted
+            # Woken by a record read (a member's periodic report, the leader's own assignment read back) or the
+            # periodic look: nothing to plan unless an input changed or a member's absence or a revocation runs
+            # out. A step costs milliseconds over thousands of tasks, and reports come every heartbeat.
+            inputs = (desired, report_changes, dict(self._live))
+            if not self._dirty and inputs == self._inputs \
+                    and not (self._missing_since or self._revoking or self._awaited):
+                return
+            self._inputs, self._dirty = inputs, False
         reports, left = self.store.reports(), self.store.left()
         now = time.monotonic()
         with self._cond:
-            desired |= self._placed  # a task the herder started meanwhile (a resume, a restart) is wanted
-            self._dirty = False
-            for member in list(self._missing_since):
-                if member in self._live:
-                    del self._missing_since[member]
-            for slot in self._assignment.tasks.values():
-                if slot.member is not None and slot.member not in self._live:
-                    self._missing_since.setdefault(slot.member, now)
+            # Since when each member that holds tasks has been missing (one whose tasks all moved is forgotten).
+            held = {slot.member for slot in self._assignment.tasks.values() if slot.member is not None}
+            self._missing_since = {m: self._missing_since.get(m, now) for m in held if m not in self._live}
             missing_since = dict(self._missing_since)
             awaited = self._awaited_workers()
             if awaited:  # their members count as just missing, not as gone: their tasks stay theirs for now
