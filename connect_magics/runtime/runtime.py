@@ -126,7 +126,7 @@ class ConnectRuntime:
         self._check_access(admin_config)  # every missing ACL of the worker at once, before anything reads or writes
         self.executor = executor if isinstance(executor, Executor) else self._executor(executor)
         self.leader_fence = ProducerFence(leader_transactional_id(group_id), client,
-                                          what=f"The leader of group {group_id}", topic=wc["config.storage.topic"])
+                                          what=f"The leader of group {group_id}")
         self.config_store = ConfigStore(wc["config.storage.topic"], client, fence=self.leader_fence,
                                         on_change=lambda _kind, _name: self._configs_changed())
         self.offset_store = OffsetStore(wc["offset.storage.topic"], client)

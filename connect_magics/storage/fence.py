@@ -113,15 +113,11 @@ class ProducerFence:
     successor = "a newer holder claimed it"  # how errors say why
 
     def __init__(self, transactional_id: str, client_config: Mapping[str, Any], timeout: float = 30.0,
-                 what: str | None = None, owner: FenceOwner | None = None, topic: str | None = None) -> None:
+                 what: str | None = None, owner: FenceOwner | None = None) -> None:
         """``owner``: who may hold it. Without one, any error that looks like a fence (``PRODUCER_FENCED``,
         ``INVALID_PRODUCER_EPOCH``, a fatal producer error) is taken as a newer holder's claim; with one, it
-        is asked, and when no newer holder exists the fence claims the id again and goes on. ``topic``: one
-        that exists (the holder writes it, or the worker created it): each claim asks for its metadata first,
-        which connects the new producer, as librdkafka asks for a producer id only once a broker is connected
-        and otherwise tries again 500 ms later (a claim took 0.5 s instead of 60 ms)."""
+        is asked, and when no newer holder exists the fence claims the id again and goes on."""
         self.transactional_id = transactional_id
-        self.topic = topic
         self.timeout = timeout
         self.what = what or f"The holder of transactional id {transactional_id}"
         self.owner = owner
@@ -179,9 +175,8 @@ class ProducerFence:
     @contextlib.contextmanager
     def _turn(self, abandon: Callable[[], bool]) -> Iterator[bool]:
         """This claim's turn among those of the process against its cluster (:data:`CONCURRENT_CLAIMS`): True once
-        it is, False if ``abandon()`` said to give up before (asked twice a second: hundreds of claims wait at once
-        when a member's share of the group moves, and each wake-up of each takes the interpreter's lock)."""
-        while not self._turns.acquire(timeout=0.5):
+        it is, False if ``abandon()`` said to give up before."""
+        while not self._turns.acquire(timeout=0.1):
             if abandon():
                 yield False
                 return
@@ -200,9 +195,6 @@ class ProducerFence:
                                          "enable.idempotence": True, "logger": client_logger("producer")},
                               self.what, self.reservation)
         try:
-            if self.topic is not None:
-                with contextlib.suppress(KafkaException):  # only a head start: init_transactions says what is wrong
-                    producer.list_topics(self.topic, min(self.timeout, 5.0))
             producer.init_transactions(self.timeout)
         except KafkaException as e:  # a missing ACL is named (WRITE on the transactional id), never retried
             named = access_error(e, self._config, f"{self.what} claims its transactional id",

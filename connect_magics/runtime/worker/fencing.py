@@ -86,17 +86,16 @@ class TaskFence(ProducerFence):
 
     def __init__(self, group_id: str, task_id: TaskId, client_config: Mapping[str, Any],
                  timeout: float = 30.0, producer_config: Mapping[str, Any] | None = None,
-                 owner: FenceOwner | None = None, topic: str | None = None) -> None:
+                 owner: FenceOwner | None = None) -> None:
         """``producer_config``: the task's own producer settings, for a fence that also writes its records
         (exactly-once sources); otherwise only the connection settings of ``client_config`` are used.
-        ``owner``: the instance's :class:`TaskOwnership` (without one, any fence-like error stops it). ``topic``:
-        an existing topic, whose metadata connects the producer before each claim (see :class:`ProducerFence`)."""
+        ``owner``: the instance's :class:`TaskOwnership` (without one, any fence-like error stops it)."""
         config = {k: v for k, v in client_config.items() if k.startswith(CLIENT_KEYS_PREFIXES)}
         # murmur2, as every other writer of the offsets topic (and Java's producers): a key's records must
         # all land in one partition, or a reader could take an older offset as the newest.
         super().__init__(transactional_id(group_id, task_id),
                          {"partitioner": "murmur2_random", **config, **(producer_config or {})},
-                         timeout, what=f"Task {task_id}", owner=owner, topic=topic)
+                         timeout, what=f"Task {task_id}", owner=owner)
         self.task_id = task_id
 
     def commit_consumer_offsets(self, offsets: list, group_metadata: Any, timeout: float | None = None) -> None:

@@ -101,19 +101,18 @@ def build_runner(spec: TaskSpec, services: TaskServices, offset_stores: list[Off
     if desc.type == "source" and exactly_once_enabled(wc):  # KIP-618: records and offsets in one transaction
         stores = offset_stores or []
         fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, producer_config=producer_config,
-                          owner=owner, topic=stores[-1].topic)
+                          owner=owner)
         runner: TaskRunner = ExactlyOnceSourceTaskRunner(
             **common, offset_stores=stores, fence=fence,
             boundary=TransactionBoundary.of(config, wc.int("offset.flush.interval.ms")))
     elif desc.type == "source":
         stores = offset_stores or []
-        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, owner=owner,
-                          topic=stores[-1].topic) if spec.fenced else None
+        fence = TaskFence(wc["group.id"], spec.task_id, stores[-1].client_config, owner=owner) \
+            if spec.fenced else None
         runner = SourceTaskRunner(**common, offset_stores=stores, fence=fence)
     else:  # a sink's producer and admin client serve its dead letter queue
         consumer_config = {**wc.client_config("consumer"), **client_overrides(config, "consumer", policy)}
-        fence = TaskFence(wc["group.id"], spec.task_id, consumer_config, owner=owner,
-                          topic=None if services.control is None else services.control.topic) if spec.fenced else None
+        fence = TaskFence(wc["group.id"], spec.task_id, consumer_config, owner=owner) if spec.fenced else None
         runner = SinkTaskRunner(**common, consumer_config=consumer_config, fence=fence)
     runner.clients = clients
     if fence is not None:
