@@ -835,8 +835,7 @@ class Herder:
         for index in sorted(indexes):
             if control is not None:  # a generation of no instance: every earlier one knows it was succeeded
                 control.put_control(name, index, control.next_generation(name, index), "STOPPED")
-            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config(),
-                              topic=self.wc["config.storage.topic"])
+            fence = TaskFence(self.wc["group.id"], TaskId(name, index), self.wc.client_config())
             fence.claim()
             fence.close()
 

@@ -36,7 +36,7 @@ MEMBER_PREFIX = "member-"
 TaskKey = tuple[str, int]
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     """Where one task runs: ``member`` (None while unassigned, e.g. revoked and not yet given to another), and
     how many restarts were asked of it on another member."""
@@ -123,10 +123,13 @@ class AssignmentStore:
             data = json_object(value, 'an assignment {"version": N, "tasks": [...]}')
             if data is None:
                 return
+            with self._lock:
+                if int(data.get("version", 0)) <= self._assignment.version:
+                    return False  # the leader's own, already kept; or written by a leader that no longer leads
             assignment = Assignment.from_json(data)
             with self._lock:
                 if assignment.version <= self._assignment.version:
-                    return False  # written by a leader that no longer leads
+                    return False
                 self._assignment = assignment
         elif k.startswith(MEMBER_PREFIX):
             member = k[len(MEMBER_PREFIX):]
@@ -154,6 +157,16 @@ class AssignmentStore:
         with self._lock:
             return self._assignment.copy()
 
+    def version(self) -> int:
+        """The newest assignment's version."""
+        with self._lock:
+            return self._assignment.version
+
+    def assigned_to(self, member: str) -> dict[TaskKey, int]:
+        """The tasks the newest assignment gives ``member``, with their restart counts (no copy of the rest)."""
+        with self._lock:
+            return self._assignment.of(member)
+
     def reports(self) -> dict[str, Report]:
         with self._lock:
             return {m: Report(r.worker_id, set(r.tasks)) for m, r in self._reports.items()}
@@ -171,10 +184,11 @@ class AssignmentStore:
 
     # -- writing ----------------------------------------------------------------------------------
     def put_assignment(self, assignment: Assignment, timeout: float = 30.0) -> None:
+        """Write ``assignment`` and keep it as the newest (the caller no longer changes it)."""
         self.log.write([(ASSIGNMENT_KEY, dumps(assignment.to_json()))], timeout)
         with self._lock:
             if assignment.version > self._assignment.version:
-                self._assignment = assignment.copy()
+                self._assignment = assignment
 
     def put_report(self, member: str, worker_id: str, tasks: set[TaskKey], timeout: float = 30.0) -> None:
         self.log.write([(MEMBER_PREFIX + member, dumps({"worker_id": worker_id,

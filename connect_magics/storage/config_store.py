@@ -84,6 +84,7 @@ class ConfigStore:
         # Target-state writes sent but not yet read back, per connector: the local view is newer.
         self._unread_target_writes: dict[str, int] = {}
         self._lock = threading.RLock()
+        self.changes = 0  # changes applied so far (read or local): a reader that saw the same count has nothing new
         self._on_change = on_change or (lambda kind, name: None)
         self.log = KafkaLog(topic, client_config, self._apply, fence=fence)  # fence: the group leader's
 
@@ -102,6 +103,7 @@ class ConfigStore:
         data = json_object(value, next((shape for prefix, shape in _SHAPES.items() if k.startswith(prefix)),
                                        "a JSON object"))
         with self._lock:
+            self.changes += 1
             s = self.snapshot
             if k.startswith("target-state-"):
                 name = k[len("target-state-"):]
@@ -243,6 +245,7 @@ class ConfigStore:
         ``target_state`` its STOPPED target state, all applied locally at once and sent in one write without
         waiting, so that stopping never blocks on the broker."""
         with self._lock:
+            self.changes += 1
             for name in names:
                 if name in self.snapshot.connector_configs:
                     self.snapshot.task_configs[name] = []
@@ -276,6 +279,7 @@ class ConfigStore:
     def _local_target_states(self, states: dict[str, TargetState]) -> list[tuple[str, bytes]]:
         """Apply target states to the local view (newer than the topic until they are read back); their records."""
         with self._lock:
+            self.changes += 1
             for name, state in states.items():
                 if name in self.snapshot.connector_configs:
                     self.snapshot.target_states[name] = state

@@ -175,8 +175,9 @@ class ProducerFence:
     @contextlib.contextmanager
     def _turn(self, abandon: Callable[[], bool]) -> Iterator[bool]:
         """This claim's turn among those of the process against its cluster (:data:`CONCURRENT_CLAIMS`): True once
-        it is, False if ``abandon()`` said to give up before."""
-        while not self._turns.acquire(timeout=0.1):
+        it is, False if ``abandon()`` said to give up before (asked twice a second: hundreds of claims wait at once
+        when a member's share of the group moves, and each wake-up of each takes the interpreter's lock)."""
+        while not self._turns.acquire(timeout=0.5):
             if abandon():
                 yield False
                 return

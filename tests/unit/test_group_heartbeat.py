@@ -25,6 +25,15 @@ class Store:
     def assignment(self) -> Assignment:
         return Assignment(1, "h:1/1/a", {("c", i): Slot(ME) for i in range(TASKS)})
 
+    looks = 0  # how often the member looked at the assignment's version: once a look
+
+    def version(self) -> int:
+        self.looks += 1
+        return 1
+
+    def assigned_to(self, member: str) -> dict[TaskKey, int]:
+        return self.assignment().of(member)
+
     def put_report(self, member: str, worker_id: str, tasks: set[TaskKey], timeout: float = 30.0) -> None:
         self.reports.append((time.monotonic(), set(tasks)))
 
@@ -33,7 +42,11 @@ class Store:
 
 
 class Configs:
+    changes = 0  # bumped by a test: a config record was read
+    looked_up = 0  # connector configs looked up (compared or started with)
+
     def connector_config(self, name: str) -> dict[str, str]:
+        self.looked_up += 1
         return {"connector.class": "SequenceSource"}
 
     def task_configs(self, name: str) -> list[dict[str, str]]:
@@ -72,5 +85,28 @@ def test_a_member_reports_while_it_starts_many_tasks() -> None:
         assert len(during) >= 3, (len(store.reports), last_start - first_start)
         assert all(0 < len(tasks) < TASKS for tasks in during)
         assert [len(t) for t in during] == sorted(len(t) for t in during)
+    finally:
+        worker.close()
+
+
+def test_a_settled_member_compares_nothing_until_the_assignment_or_a_config_changes() -> None:
+    """Each record read wakes the member (reports every heartbeat, config records): with its whole share running as
+    assigned and neither the assignment's version nor the configs changed, a look compares no task's configs."""
+    store, herder, configs = Store(), Herder(), Configs()
+    worker = TaskWorker(herder, configs, store, ME, "h:2", heartbeat=0.05)  # type: ignore[arg-type]
+    worker.start()
+    worker.activate()
+    try:
+        wait_until(lambda: len(herder.started) == TASKS, 30, message="every task started")
+        looks = store.looks
+        wait_until(lambda: store.looks >= looks + 2, 10, message="two more looks (the share settled)")
+        looked_up, looks = configs.looked_up, store.looks
+        for _ in range(10):
+            worker.wake()
+        wait_until(lambda: store.looks >= looks + 10, 10, message="ten more looks")
+        assert configs.looked_up == looked_up
+        configs.changes += 1  # a config record was read: each task's configs compared once more
+        wait_until(lambda: configs.looked_up >= looked_up + TASKS, 10, message="the configs compared again")
+        assert len(herder.started) == TASKS  # nothing changed for real: nothing restarted
     finally:
         worker.close()

@@ -36,6 +36,10 @@ class Store:
         with self.lock:
             return self.written.copy()
 
+    def version(self) -> int:
+        with self.lock:
+            return self.written.version
+
     def put_assignment(self, assignment: Assignment, timeout: float = 30.0) -> None:
         with self.lock:
             self.written = assignment.copy()

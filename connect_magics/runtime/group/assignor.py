@@ -219,7 +219,7 @@ class TaskAssignor:
                 return
             snapshot = None
             if self._written is None or self._assignment.tasks != self._written:
-                self._assignment.version = max(self._assignment.version, self.store.assignment().version) + 1
+                self._assignment.version = max(self._assignment.version, self.store.version()) + 1
                 snapshot = self._assignment.copy()
         if snapshot is not None:
             self.store.put_assignment(snapshot)

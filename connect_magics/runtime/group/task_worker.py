@@ -58,6 +58,9 @@ class TaskWorker:
         self._active = False
         self._closing = False
         self._pending = True  # something changed since the last look
+        #: (assignment version, config changes) when every task of this member's share last ran as wanted: until
+        #: either changes, a look has nothing to compare (hundreds of tasks' configs, at every record read)
+        self._settled: tuple[int, int] | None = None
         self._thread = threading.Thread(target=self._run, name="group-tasks", daemon=True)
         herder.hosts_task = self.hosts
         herder.hosted_handles = self.handles
@@ -75,6 +78,7 @@ class TaskWorker:
         """Run this member's share (it follows)."""
         with self._cond:
             self._active = self._pending = True
+            self._settled = None
             self._cond.notify_all()
 
     def hand_over(self) -> dict[TaskKey, TaskHandle]:
@@ -84,7 +88,7 @@ class TaskWorker:
                 self._active = False
             handles = {key: h.handle for key, h in self._running.items() if h.handle is not None}
             self._running.clear()
-            self._reported = None
+            self._reported = self._settled = None
             return handles
 
     def hosts(self, task_id: TaskId) -> bool:
@@ -139,7 +143,10 @@ class TaskWorker:
         self._reported = held
 
     def _reconcile(self) -> None:
-        mine = self.store.assignment().of(self.me)
+        inputs = (self.store.version(), self.configs.changes)
+        if inputs == self._settled:
+            return
+        mine = self.store.assigned_to(self.me)
         stale = []
         for key, hosted in self._running.items():
             config, task_config = self._configs(key)
@@ -166,6 +173,7 @@ class TaskWorker:
         if set(self._running) != self._reported:
             self._report()
             log.info("Member %s runs %d task(s) of the group", self.me, len(self._running))
+        self._settled = inputs if mine.keys() == self._running.keys() else None
 
     def _configs(self, key: TaskKey) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         config = self.configs.connector_config(key[0])
