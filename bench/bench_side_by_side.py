@@ -26,7 +26,9 @@ sets 0), so that a sink's four tasks, whose task processes start up to a few ten
 Throughput is counted from the first record seen (in the topic's end offset for sources, in the
 output file's lines for sinks, counted from its size) to the last, so that connector start-up is not
 measured; a million records by default, so that the sinks' fastest cases last more than half a second.
-The bare loops, in this process: read the file's lines and produce each (idempotent, acks=all) / consume
+The bare loops, in this process: read a file's lines and produce each (idempotent, acks=all), the file holding
+for each line the bytes the case's converter writes for it (JSON: quoted, in its envelope), so that the bare
+topic holds what the connector's does and the loop converts nothing / consume
 batches of 500 and write the raw values as lines: ``bare`` with one consumer whatever the task count,
 ``bare/task`` (sinks with more than one task) with a consumer per task, each on a thread of its own, as
 the worker runs its tasks. Each round runs every case on each system in a
@@ -404,6 +406,16 @@ class Bench:
         self.source_file.write_text((TEXT + "\n") * n)
         self.sink_topics: dict[tuple[str, int], str] = {}
 
+    def bare_source_file(self, converter: str) -> Path:
+        """The bare loop's lines: the bytes the case's converter writes for each line of the source file, encoded
+        before the timing, so that its topic holds what the connector's does and the loop converts nothing."""
+        if ENCODED[converter] == TEXT.encode():
+            return self.source_file
+        path = self.data / f"bare-{converter.replace('+', '-')}.txt"
+        if not path.exists():
+            path.write_bytes((ENCODED[converter] + b"\n") * self.n)
+        return path
+
     def sink_topic(self, converter: str, partitions: int) -> str:
         key = (converter, partitions)
         if key not in self.sink_topics:
@@ -427,7 +439,8 @@ class Bench:
         if case.path == "source":
             topic = make_topic(self.admin, f"src-{tag}", 1)
             if system in ("bare", "bare+dr"):
-                return bare_source(self.bootstrap, topic, self.source_file, self.n, acked=system == "bare+dr")
+                return bare_source(self.bootstrap, topic, self.bare_source_file(case.converter), self.n,
+                                   acked=system == "bare+dr")
             if case.connector in ("file", "lines"):
                 config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector"
                           if case.connector == "file" else "LinesBytesSource",

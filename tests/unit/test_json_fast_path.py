@@ -232,6 +232,31 @@ def test_strings_are_written_as_the_general_path_writes_them(text, schema, schem
     assert c.from_connect_data(TOPIC, schema, text) == expected.encode()
 
 
+_TEXTS = ["x" * 100, "", "é日本", 'a"b', "a\\b", "tab\there", "line\nbreak", "nul\x00", "del\x7f", "line\u2028sep",
+          "\x1f", "\ud800"]
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+@pytest.mark.parametrize("schema", [None, STRING_SCHEMA, OPTIONAL_STRING_SCHEMA])
+@pytest.mark.parametrize("other", [*_TEXTS, None, 7, b"x"])
+def test_a_string_column_is_written_as_each_string_is_or_left_to_them(schemas, schema, other):
+    """A batch of strings with nothing to escape is written at once, byte for byte as one by one; a batch with
+    anything else in it (a string to escape, a null, another type, another schema) is left to the record path."""
+    c = json_converter(**{"schemas.enable": schemas})
+    plain = ["a", "x" * 100, "é日本", "del\x7f", "line\u2028sep", ""]
+    assert c.from_connect_column(TOPIC, [schema] * len(plain), plain) == \
+        [c.from_connect_data(TOPIC, schema, v) for v in plain]
+    batch = [*plain, other]
+    column = c.from_connect_column(TOPIC, [schema] * len(batch), batch)
+    if column is None:
+        assert other not in plain
+    else:
+        assert other.__class__ is str and other.translate(_ESCAPES_JACKSON) == other
+        assert column == [c.from_connect_data(TOPIC, schema, v) for v in batch]
+    assert c.from_connect_column(TOPIC, [schema, INT32_SCHEMA], ["a", "b"]) is None
+    assert c.from_connect_column(TOPIC, [], []) is None
+
+
 _ESCAPES_JACKSON = {i: f"\\u{i:04X}" for i in range(0x20)} | {
     ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n", ord("\f"): "\\f",
     ord("\r"): "\\r"}

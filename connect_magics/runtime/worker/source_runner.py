@@ -16,7 +16,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
-from connect_magics.api.converters import ByteArrayConverter, JsonConverter, StringConverter
+from connect_magics.api.converters import ByteArrayConverter, Converter, JsonConverter, StringConverter
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.topics.creation import TopicCreation
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 _NULL_AS_NULL = (ByteArrayConverter, StringConverter, JsonConverter)  # null without a schema -> null
 _SOURCE_PARTITION = attrgetter("source_partition")
+_TOPIC, _VALUE_SCHEMA, _VALUE = attrgetter("topic"), attrgetter("value_schema"), attrgetter("value")
 
 
 class SubmittedBatch:
@@ -233,6 +234,8 @@ class SourceTaskRunner(TaskRunner):
         # Tasks that override commit_record get a delivery report per record; others failures only.
         self._commits_records = type(self.task).commit_record is not SourceTask.commit_record
         self._acks_by_flush = self.ACKS_BY_FLUSH and not self._commits_records
+        self._column_values = getattr(type(self.value_converter), "from_connect_column",
+                                      Converter.from_connect_column) is not Converter.from_connect_column
 
     def stop(self) -> None:
         """Stop the runner, and call the task's ``stop()`` now if it started: a ``poll()`` waiting for data returns
@@ -321,6 +324,8 @@ class SourceTaskRunner(TaskRunner):
         raw_keys, raw_values = (type(c) is ByteArrayConverter for c in (kc, vc))
         key_encoding = kc.encoding if type(kc) is StringConverter else None
         value_encoding = vc.encoding if type(vc) is StringConverter else None
+        # A converter that converts a whole batch of one topic (Converter.from_connect_column) does it at once.
+        values = self._value_column(records) if apply is None and self._column_values else None
         submitted, known = self.submitted, self._known_topics
         batch = submitted.batch(self._batch_done if self.track_topics else None)
         per_record = self._commits_records
@@ -340,7 +345,9 @@ class SourceTaskRunner(TaskRunner):
                             key = key.encode(key_encoding)
                         elif not (raw_keys and key.__class__ is bytes and out.key_schema is None):
                             key = key_to_kafka(topic, out.key_schema, key)
-                        if value is None and null_values and out.value_schema is None:
+                        if values is not None:
+                            value = values[index]
+                        elif value is None and null_values and out.value_schema is None:
                             pass
                         elif value.__class__ is str and value_encoding is not None:
                             value = value.encode(value_encoding)
@@ -396,6 +403,14 @@ class SourceTaskRunner(TaskRunner):
             submitted.submit(batch, records[:index], sent)
             self.task_metrics.written.record(sent)
             self.task_metrics.active.sample(self._outstanding())
+
+    def _value_column(self, records: list[SourceRecord]) -> list[bytes | None] | None:
+        """The values of a batch sent to one topic, converted at once if the value converter can (else None)."""
+        topics = list(map(_TOPIC, records))
+        if not topics or topics.count(topics[0]) != len(topics):
+            return None
+        return self.value_converter.from_connect_column(topics[0], list(map(_VALUE_SCHEMA, records)),
+                                                        list(map(_VALUE, records)))
 
     def _convert(self, record: SourceRecord) -> tuple[SourceRecord, bytes | None, bytes | None, list | None] | None:
         """One record through the transformations and converters, naming the stage of any failure."""
