@@ -22,6 +22,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from itertools import repeat
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
 from operator import methodcaller
 from typing import Any, NamedTuple
@@ -470,9 +471,9 @@ class JsonConverter(_DualConverter):
     def from_connect_column(self, topic: str, schemas: Sequence[Schema | None],
                             values: Sequence[Any]) -> list[bytes | None] | None:
         """Strings of one string schema (or none) with nothing to escape, what text sources mostly send, in a few
-        C loops over the whole batch: joined by newlines, checked for bytes a JSON string escapes (a newline is
-        one: only the joins may hold them), and split again with the quotes (and envelope) around each. Any
-        other batch: None (one by one).
+        C loops over the whole batch: joined by what separates two of them as written (a string's end, a
+        newline, the next one's start), checked for bytes a JSON string escapes (only the joins may hold them),
+        and split at the newlines. Any other batch: None (one by one).
 
         >>> c = JsonConverter(); c.configure({"schemas.enable": "false"}, is_key=False)
         >>> c.from_connect_column("t", [STRING_SCHEMA] * 2, ["a", "é"])
@@ -486,17 +487,23 @@ class JsonConverter(_DualConverter):
         if not (schema is None or schema is STRING_SCHEMA or schema is OPTIONAL_STRING_SCHEMA) \
                 or schemas.count(schema) != len(schemas):
             return None
+        head, tail = (self._start(schema) + b'"', b'"}') if self.schemas_enabled else (b'"', b'"')
+        join = tail + b"\n" + head  # an envelope's start has no newline nor control byte, only quotes
         try:
-            data = "\n".join(values).encode("utf-8")  # a TypeError for any value that is not a string
+            data = join.decode("utf-8").join(values).encode("utf-8")  # a TypeError for a value not a string
         except (TypeError, UnicodeEncodeError):
             return None
-        joins = len(values) - 1
-        if data.count(b"\n") != joins or len(data) - len(data.translate(None, _JSON_ESCAPED)) != joins:
+        joins, quotes = len(values) - 1, join.count(b'"')
+        # All the quotes in the joins, and nothing else escaped but their newlines (counted by the split)
+        if data.count(b'"') != quotes * joins or len(data) - len(data.translate(None, _JSON_ESCAPED)) != \
+                (quotes + 1) * joins:
             return None
-        if self.schemas_enabled:
-            start = self._start(schema) + b'"'
-            return (start + data.replace(b"\n", b'"}\n' + start) + b'"}').split(b"\n")
-        return (b'"' + data.replace(b"\n", b'"\n"') + b'"').split(b"\n")
+        column = data.split(b"\n")
+        if len(column) != len(values):
+            return None
+        column[0] = head + column[0]
+        column[-1] += tail
+        return column
 
     def _write_schemaless(self, value: Any) -> str:
         """``_dump(self._to_json(None, value))``, sooner for what schemaless values mostly hold: strings, integers,
@@ -700,6 +707,9 @@ class JsonConverter(_DualConverter):
         schemaless values parsed without a call per value."""
         if datas.count(None) == len(datas):  # e.g. the keys of records without keys
             return [NULL_SCHEMA_AND_VALUE] * len(datas)
+        strings = self._string_column(datas)
+        if strings is not None:
+            return strings
         to_connect = partial(self.to_connect_data, topic)
         if self.schemas_enabled:
             fast = self._from_envelope
@@ -709,6 +719,54 @@ class JsonConverter(_DualConverter):
                     for data in datas]
         except (ValueError, UnicodeDecodeError):  # to_connect_data says why
             return list(map(to_connect, datas))
+
+    def _string_column(self, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]] | None:
+        """Strings with nothing escaped (in envelopes of one string schema, or bare), what text sinks mostly read,
+        in a few C loops over the batch: joined by newlines; each boundary must be a string's end and the next
+        one's start, and nothing else in the batch a quote, backslash or control byte (a newline is one: only
+        the boundaries hold them); split again. None for any other batch (one by one).
+
+        >>> c = JsonConverter(); c.configure({"schemas.enable": "false"}, is_key=False)
+        >>> c._string_column([b'"a"', b'"\\xc3\\xa9"'])
+        [(None, 'a'), (None, 'é')]
+        >>> c._string_column([b'"a"', b'"a\\\\u0041"']) is None
+        True
+        """
+        first = datas[0]
+        if first.__class__ is not bytes:
+            return None
+        schema: Schema | None = None
+        head, tail = b'"', b'"'
+        if self.schemas_enabled:
+            envelope = self._last_envelope
+            if envelope is None or not first.startswith(envelope[0]):
+                envelope = self._envelope_of(first)
+                if envelope is None:
+                    return None
+                self._last_envelope = envelope
+            prefix, schema, _ = envelope
+            if schema is None or schema.type is not SchemaType.STRING:  # a STRING payload reads as the string
+                return None
+            head, tail = prefix + b'"', b'"}'
+        try:
+            joined = b"\n".join(datas)
+        except TypeError:  # a null among them
+            return None
+        boundary, joins = tail + b"\n" + head, len(datas) - 1
+        if len(joined) < len(head) + len(tail) or not (joined.startswith(head) and joined.endswith(tail)) \
+                or b"\n" in head:
+            return None
+        body = joined[len(head):-len(tail)]  # each boundary in it, apart from the first start and the last end
+        if body.count(boundary) != joins:
+            return None
+        body = body.replace(boundary, b"\n")
+        if body.count(b"\n") != joins or len(body) - len(body.translate(None, _JSON_ESCAPED)) != joins:
+            return None
+        try:
+            values = body.decode("utf-8", "surrogatepass").split("\n")
+        except UnicodeDecodeError:
+            return None
+        return list(zip(repeat(schema), values))
 
     def _from_envelope(self, data: bytes) -> tuple[Schema | None, Any] | None:
         """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
@@ -724,8 +782,8 @@ class JsonConverter(_DualConverter):
         prefix, schema, read = envelope
         if data[-1:] != b"}":
             return None
-        text = data[len(prefix):-1].decode("utf-8", "surrogatepass")
         try:  # a payload that is not exactly one JSON value (another key, leading zeros...): general path
+            text = data[len(prefix):-1].decode("utf-8", "surrogatepass")
             node, end = _EXACT.scan_once(text, 0)
         except (StopIteration, ValueError, UnicodeDecodeError):
             return None
@@ -739,10 +797,10 @@ class JsonConverter(_DualConverter):
         start = _ENVELOPE_START.match(data)
         if start is None:
             return None
-        text = data.decode("utf-8", "surrogatepass")
         try:  # the start is ASCII: its end in bytes is its end in characters
+            text = data.decode("utf-8", "surrogatepass")
             node, end = _EXACT.raw_decode(text, start.end())
-        except ValueError:
+        except ValueError:  # UnicodeDecodeError too
             return None
         payload_key = _PAYLOAD_KEY.match(text, end)
         if payload_key is None:

@@ -13,6 +13,8 @@ import datetime as dt
 import decimal
 import json
 import pickle
+import random
+import re
 
 import pytest
 
@@ -255,6 +257,44 @@ def test_a_string_column_is_written_as_each_string_is_or_left_to_them(schemas, s
         assert column == [c.from_connect_data(TOPIC, schema, v) for v in batch]
     assert c.from_connect_column(TOPIC, [schema, INT32_SCHEMA], ["a", "b"]) is None
     assert c.from_connect_column(TOPIC, [], []) is None
+
+
+def _envelope(schema: str, payload: bytes) -> bytes:
+    return b'{"schema":' + schema.encode() + b',"payload":' + payload + b"}"
+
+
+_REQUIRED, _OPTIONAL = '{"type":"string","optional":false}', '{"type":"string","optional":true}'
+_PIECES = [b'"a"', b'"x"', b'"\xc3\xa9\xe6\x97\xa5"', b'""', b'"a\\u0041"', b'"tab\there"', b'"line\nbreak"',
+           b'"a\\"b"', b'"', b'"}', b'"\n"', b"", b"7", b"null", b' "a"', b'"\xff"', b'"a"\n"b"', None]
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+@pytest.mark.parametrize("seed", range(40))
+def test_a_string_column_is_read_as_each_string_is(schemas, seed):
+    """Batches of strings, plain or not, valid or not, in envelopes or bare, mixed with other values: read as a
+    column, each value is what reading it alone gives, and a batch that does not read fails as one by one."""
+    rng = random.Random(seed)
+    pieces = _PIECES if schemas == "false" else [
+        *(_envelope(rng.choice([_REQUIRED, _OPTIONAL]), p) for p in _PIECES if p is not None),
+        _envelope(_REQUIRED, b"null"), _envelope('{"type":"int32","optional":false}', b"7"), b'"a"', None]
+    c = json_converter(**{"schemas.enable": schemas})
+    for _ in range(50):
+        datas = [rng.choice(pieces) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.5:  # mostly plain strings: the fast path's own case
+            datas = [datas[0]] * rng.randint(1, 6)
+        try:
+            expected = [tuple(c.to_connect_data(TOPIC, d)) for d in datas]
+        except DataException as e:
+            with pytest.raises(DataException, match=re.escape(str(e))):
+                c.to_connect_column(TOPIC, datas)
+            continue
+        assert [tuple(v) for v in c.to_connect_column(TOPIC, datas)] == expected, datas
+
+
+def test_a_plain_string_column_takes_the_fast_path():
+    for schemas, datas in (("false", [b'"a"', b'"b"']), ("true", [_envelope(_REQUIRED, b'"a"')] * 2)):
+        column = json_converter(**{"schemas.enable": schemas})._string_column(datas)
+        assert column is not None and [v for _, v in column] == ["a", "a" if schemas == "true" else "b"]
 
 
 _ESCAPES_JACKSON = {i: f"\\u{i:04X}" for i in range(0x20)} | {
