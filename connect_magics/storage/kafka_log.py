@@ -388,6 +388,20 @@ class KafkaLog:
                     raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
                 self._cond.wait(min(remaining, 0.1))
 
+    def read_own_writes(self, timeout: float = 30.0) -> None:
+        """Block until every record this log's :meth:`write` wrote has been passed to the callback, and so every
+        record before them in their partitions: without asking the broker for its ends, which :meth:`read_to_end`
+        does (for a single-partition topic such as the config topic: what the writer needs to see its write)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not all(self._positions.get(p, 0) >= end for p, end in self._committed_ends.items()):
+                if isinstance(self._error, KafkaAccessError):
+                    raise self._error
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
+                self._cond.wait(min(remaining, 0.1))
+
     def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
              callback: DoneCallback | None = None) -> None:
         """Write asynchronously; ``callback(error_or_None)`` runs once the broker answered."""
@@ -567,12 +581,25 @@ class KafkaLog:
                 raise TimeoutError(f"Timed out writing to {self.topic}") from None
             return
         errors: list[BaseException] = []
+        written: dict[int, int] = {}
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            if err is not None:
+                errors.append(KafkaException(err))
+            else:
+                written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
         for key, value in records:
-            self.send(key, value, callback=lambda e: errors.append(e) if e else None)
+            while True:
+                try:
+                    self._producer.produce(self.topic, value, key, on_delivery=delivered)
+                    break
+                except BufferError:
+                    self._producer.poll(0.05)
         if self.flush(timeout) > 0:
             raise TimeoutError(f"Timed out writing to {self.topic}")
         if errors:
             raise errors[0]
+        self._note_committed(written)  # what read_own_writes waits for
 
     @property
     def partitions(self) -> list[int]:
