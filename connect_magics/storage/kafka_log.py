@@ -182,6 +182,13 @@ _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILAB
               KafkaError._NOENT}  # librdkafka's list_offsets: "No leaders found" just after a restart
 
 
+#: How long an offsets request may wait for the broker (seconds), whatever the caller's deadline: an admin request
+#: that times out while the broker's answer is on its way can abort the process inside librdkafka
+#: (confluentinc/librdkafka#4605, an eonce reference count assertion); one did, in a test waiting 5 s at a time for a
+#: restarted broker. The caller stops waiting at its deadline instead, and the request ends when the broker answers.
+OFFSETS_REQUEST_TIMEOUT = 120.0
+
+
 def transient(error: KafkaError) -> bool:
     """Whether a failed offsets request is worth repeating: the broker is restarting or moving leaders.
 
@@ -351,17 +358,22 @@ class KafkaLog:
 
     def _offsets(self, timeout: float, *specs: OffsetSpec) -> list[dict[int, int]]:
         """Per spec, every partition's offset (one request per spec, all partitions at once; a latest
-        offset is the last stable one). Retries while the partitions have no leader."""
+        offset is the last stable one). Retries while the partitions have no leader. The requests may wait
+        :data:`OFFSETS_REQUEST_TIMEOUT`; the call gives up at ``timeout`` (``KafkaException`` ``_TIMED_OUT``)."""
         deadline = time.monotonic() + timeout
         while True:
-            wait = max(0.1, deadline - time.monotonic())
             try:
                 answers = [self._admin.list_offsets({TopicPartition(self.topic, p): spec for p in self._partitions},
                                                     isolation_level=IsolationLevel.READ_COMMITTED,
-                                                    request_timeout=wait) for spec in specs]
-                return [{tp.partition: f.result(wait).offset for tp, f in answer.items()} for answer in answers]
+                                                    request_timeout=OFFSETS_REQUEST_TIMEOUT) for spec in specs]
+                try:
+                    return [{tp.partition: f.result(max(0.0, deadline - time.monotonic())).offset
+                             for tp, f in answer.items()} for answer in answers]
+                except FutureTimeoutError:
+                    raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Timed out asking for the offsets of "
+                                                                           f"topic {self.topic}")) from None
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
-                if not transient(e.args[0]) or time.monotonic() > deadline:
+                if not transient(e.args[0]) or time.monotonic() >= deadline:
                     self._raise_access(e, "DESCRIBE")
                     raise
                 time.sleep(0.1)
