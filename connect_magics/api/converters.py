@@ -738,12 +738,9 @@ class JsonConverter(_DualConverter):
         schema: Schema | None = None
         head, tail = b'"', b'"'
         if self.schemas_enabled:
-            envelope = self._last_envelope
-            if envelope is None or not first.startswith(envelope[0]):
-                envelope = self._envelope_of(first)
-                if envelope is None:
-                    return None
-                self._last_envelope = envelope
+            envelope = self._envelope_starting(first)
+            if envelope is None:
+                return None
             prefix, schema, _ = envelope
             if schema is None or schema.type is not SchemaType.STRING:  # a STRING payload reads as the string
                 return None
@@ -773,12 +770,9 @@ class JsonConverter(_DualConverter):
         compact) or as ``json.dumps`` does (a space after each ``:`` and ``,``): the schema is found by its raw
         text, which repeats, so that only the payload is parsed. None when the data is not such an envelope or
         does not parse: the general path then decides."""
-        envelope = self._last_envelope
-        if envelope is None or not data.startswith(envelope[0]):
-            envelope = self._envelope_of(data)
-            if envelope is None:
-                return None
-            self._last_envelope = envelope
+        envelope = self._envelope_starting(data)
+        if envelope is None:
+            return None
         prefix, schema, read = envelope
         if data[-1:] != b"}":
             return None
@@ -790,6 +784,15 @@ class JsonConverter(_DualConverter):
         if end != len(text) and _WHITESPACE.fullmatch(text, end) is None:
             return None
         return schema, read(node)
+
+    def _envelope_starting(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
+        """:meth:`_envelope_of` ``data``, the last one found first (envelopes of one schema mostly follow each other)."""
+        envelope = self._last_envelope
+        if envelope is None or not data.startswith(envelope[0]):
+            envelope = self._envelope_of(data)
+            if envelope is not None:
+                self._last_envelope = envelope
+        return envelope
 
     def _envelope_of(self, data: bytes) -> tuple[bytes, Schema | None, Callable[[Any], Any]] | None:
         """``(raw text up to the payload, schema, payload reader)`` for data starting as an envelope (JSON's

@@ -189,6 +189,11 @@ _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILAB
 OFFSETS_REQUEST_TIMEOUT = 120.0
 
 
+def _note_end(ends: dict[int, int], msg: Message) -> None:
+    """Note in ``ends`` (partition -> offset after the last record) where a delivered record ends."""
+    ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
+
+
 def transient(error: KafkaError) -> bool:
     """Whether a failed offsets request is worth repeating: the broker is restarting or moving leaders.
 
@@ -392,22 +397,21 @@ class KafkaLog:
         with self._cond:
             for partition, end in self._committed_ends.items():
                 ends[partition] = max(ends.get(partition, 0), end)
-            while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
-                if isinstance(self._error, KafkaAccessError):  # the reader may not read: it never will
-                    raise self._error
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
-                self._cond.wait(min(remaining, 0.1))
+        self._read_to(ends, deadline)
 
     def read_own_writes(self, timeout: float = 30.0) -> None:
         """Block until every record this log's :meth:`write` wrote has been passed to the callback, and so every
         record before them in their partitions: without asking the broker for its ends, which :meth:`read_to_end`
         does (for a single-partition topic such as the config topic: what the writer needs to see its write)."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while not all(self._positions.get(p, 0) >= end for p, end in self._committed_ends.items()):
-                if isinstance(self._error, KafkaAccessError):
+            ends = dict(self._committed_ends)
+        self._read_to(ends, time.monotonic() + timeout)
+
+    def _read_to(self, ends: Mapping[int, int], deadline: float) -> None:
+        """Wait until the reader's position in every partition reached its end in ``ends``."""
+        with self._cond:
+            while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
+                if isinstance(self._error, KafkaAccessError):  # the reader may not read: it never will
                     raise self._error
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -456,7 +460,7 @@ class KafkaLog:
                 if err is not None and first_error[0] is None:
                     first_error[0] = KafkaException(err)
                 elif err is None and ends is not None:
-                    ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
+                    _note_end(ends, msg)
                 last = pending[0] == 0
             if last:
                 callback(first_error[0])
@@ -541,7 +545,7 @@ class KafkaLog:
 
             def delivered(err: KafkaError | None, msg: object) -> None:
                 if err is None:
-                    written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
+                    _note_end(written, msg)
             while True:
                 try:
                     with fence.transaction() as producer:
@@ -599,7 +603,7 @@ class KafkaLog:
             if err is not None:
                 errors.append(KafkaException(err))
             else:
-                written[msg.partition()] = max(written.get(msg.partition(), 0), msg.offset() + 1)
+                _note_end(written, msg)
         for key, value in records:
             while True:
                 try:
