@@ -55,6 +55,7 @@ class RemoteRuntime:
         self.spark: Any = None  # the SparkSession read_topic uses (None: the active one, else a local one)
         self._plugins: Any = None
         self._admin: Any = None
+        self._offset_queries: Any = None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if isinstance(auth, tuple):
             self._headers["Authorization"] = "Basic " + base64.b64encode(":".join(auth).encode()).decode()
@@ -216,6 +217,19 @@ class RemoteRuntime:
                                        "logger": client_logger("admin")})
         return self._admin
 
+    @property
+    def offset_queries(self) -> Any:
+        """A consumer of the cluster's Kafka that only answers offset queries (needs ``bootstrap_servers``)."""
+        if self._offset_queries is None:
+            from confluent_kafka import Consumer
+
+            from connect_magics.storage.client_logs import client_logger
+            from connect_magics.storage.offset_queries import query_config
+
+            self._offset_queries = Consumer(query_config({**self._kafka("Looking at the cluster's offsets"),
+                                                          "logger": client_logger("consumer")}, read_committed=False))
+        return self._offset_queries
+
     def read_topic(self, topic: str, converter: Any = None, starting: Any = "earliest", ending: Any = "latest",
                    max_records: int | None = None, reader: str = "auto", options: Mapping[str, str] | None = None,
                    spark: Any = None) -> Any:
@@ -258,7 +272,10 @@ class RemoteRuntime:
                                      "publishes them over JMX)")
 
     def close(self) -> None:
-        """Nothing to release: the cluster keeps running."""
+        """Close the offsets consumer if one was made; the cluster keeps running."""
+        if self._offset_queries is not None:
+            self._offset_queries.close()
+            self._offset_queries = None
 
     def __enter__(self) -> RemoteRuntime:
         return self

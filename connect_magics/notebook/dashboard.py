@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as W
-from confluent_kafka import TopicPartition
-from confluent_kafka.admin import OffsetSpec
 
 from connect_magics.errors import ConnectRestError
 from connect_magics.notebook.html_text import error_html, escape
 from connect_magics.notebook.tables import task_metrics_frame, tasks_summary
 from connect_magics.notebook.widgets import state_html, with_waiting_tasks
 from connect_magics.remote import RemoteUnsupportedError
+from connect_magics.storage.offset_queries import LATEST, query_offsets
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +49,10 @@ class ConnectorView:
     rate: float = 0.0
 
 
-def end_offsets(admin: Any, partitions: list[tuple[str, int]], timeout: float = 10.0) -> dict[tuple[str, int], int]:
-    """The end (high watermark) offset of each topic-partition, in one ``list_offsets`` call."""
-    if not partitions:
-        return {}
-    futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions},
-                                 request_timeout=timeout)
-    return {(tp.topic, tp.partition): f.result(timeout).offset for tp, f in futures.items()}
+def end_offsets(queries: Any, partitions: list[tuple[str, int]], timeout: float = 10.0) -> dict[tuple[str, int], int]:
+    """The end offset of each topic-partition, asked of ``queries`` (a runtime's ``offset_queries`` consumer) in
+    one request per leader."""
+    return query_offsets(queries, dict.fromkeys(partitions, LATEST), timeout)
 
 
 def sink_lag(rt: Any, name: str) -> int:
@@ -64,7 +60,7 @@ def sink_lag(rt: Any, name: str) -> int:
     the partitions it has committed (``rt.get_offsets``, i.e. its consumer group in Kafka)."""
     committed = {(o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
                  for o in rt.get_offsets(name)["offsets"]}
-    ends = end_offsets(rt.admin, list(committed))
+    ends = end_offsets(rt.offset_queries, list(committed))
     return sum(max(0, ends[tp] - off) for tp, off in committed.items() if tp in ends)
 
 

@@ -18,13 +18,12 @@ then the connector's earlier target state again) and keeps the offsets it replac
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import Consumer, KafkaException
+from confluent_kafka.admin import AdminClient
 
 from connect_magics.errors import BadRequestError, ConnectRestError
 from connect_magics.runtime.offsets import (
@@ -37,6 +36,7 @@ from connect_magics.runtime.offsets import (
 from connect_magics.runtime.topics.tracking import sink_topic_filter
 from connect_magics.runtime.worker.offset_stores import REQUEST_TIMEOUT_S
 from connect_magics.storage.client_logs import client_logger
+from connect_magics.storage.offset_queries import LATEST, query_config, query_offsets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,35 +135,35 @@ def rewind_plan(herder: Herder, name: str, to_ms: int) -> RewindPlan:
     before: dict[Partition, int | None] = {
         (e["partition"][KAFKA_TOPIC_KEY], e["partition"][KAFKA_PARTITION_KEY]): e["offset"][KAFKA_OFFSET_KEY]
         for e in view["offsets"]}
-    admin_config = sink_admin_config(config, herder.wc)
-    admin = AdminClient({**admin_config, "logger": client_logger("admin")})
-    partitions = set(before) | consumed_partitions(admin, config)
-    if not partitions:
-        raise BadRequestError(f"Connector {name} has no partitions to rewind: it has committed no offsets and "
-                              "none of its topics exists")
-    at = _list_offsets(admin, partitions, OffsetSpec.for_timestamp(to_ms))
-    missing = [tp for tp, offset in at.items() if offset < 0]  # no record at or after that time: the end
-    ends = _list_offsets(admin, missing, OffsetSpec.latest()) if missing else {}
+    # Read uncommitted, as a sink's consumer by default (Kafka's): the end is the high watermark.
+    queries = Consumer(query_config({**sink_admin_config(config, herder.wc), "logger": client_logger("consumer")},
+                                    read_committed=False))
+    try:
+        partitions = set(before) | consumed_partitions(queries, config)
+        if not partitions:
+            raise BadRequestError(f"Connector {name} has no partitions to rewind: it has committed no offsets and "
+                                  "none of its topics exists")
+        at = _query(queries, dict.fromkeys(partitions, to_ms))
+        missing = [tp for tp, offset in at.items() if offset < 0]  # no record at or after that time: the end
+        ends = _query(queries, dict.fromkeys(missing, LATEST))
+    finally:
+        queries.close()
     after = {tp: ends.get(tp, offset) if offset < 0 else offset for tp, offset in at.items()}
     return RewindPlan(name, to_ms, {tp: before.get(tp) for tp in after}, after)
 
 
-def consumed_partitions(admin: AdminClient, config: Mapping[str, str]) -> set[Partition]:
+def consumed_partitions(client: AdminClient | Consumer, config: Mapping[str, str]) -> set[Partition]:
     """The partitions of the existing topics a sink with ``config`` consumes (``topics`` / ``topics.regex``)."""
     consumes = sink_topic_filter(config)
     if consumes is None:
         return set()
-    metadata = admin.list_topics(timeout=REQUEST_TIMEOUT_S)
+    metadata = client.list_topics(timeout=REQUEST_TIMEOUT_S)
     return {(topic, p) for topic, meta in metadata.topics.items() if meta.error is None and consumes(topic)
             for p in meta.partitions}
 
 
-def _list_offsets(admin: AdminClient, partitions: Any, spec: OffsetSpec) -> dict[Partition, int]:
-    deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    futures = admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions},
-                                 request_timeout=REQUEST_TIMEOUT_S)
+def _query(queries: Consumer, timestamps: dict[Partition, int]) -> dict[Partition, int]:
     try:
-        return {(tp.topic, tp.partition): f.result(max(0.1, deadline - time.monotonic())).offset
-                for tp, f in futures.items()}
+        return query_offsets(queries, timestamps, REQUEST_TIMEOUT_S)
     except KafkaException as e:
         raise ConnectRestError(f"Failed to look up the offsets for the rewind's time: {e}") from e

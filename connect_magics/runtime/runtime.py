@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
 from connect_magics.errors import BadRequestError, ConflictError
@@ -45,6 +46,7 @@ from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import ensure_topics
+from connect_magics.storage.offset_queries import query_config
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
@@ -419,6 +421,13 @@ class ConnectRuntime:
         """
         return self.herder.restart_connectors(connectors, include_tasks, only_failed)
 
+    @functools.cached_property
+    def offset_queries(self) -> Consumer:
+        """A consumer of the runtime's cluster that only answers offset queries (``query_offsets`` of
+        storage/offset_queries.py; ends are high watermarks), made on first use."""
+        config = {**self.worker_config.client_config("admin"), "logger": client_logger("consumer")}
+        return Consumer(query_config(config, read_committed=False))
+
     def kafka_cluster_id(self) -> str | None:
         """The id of the Kafka cluster holding the runtime's state (``GET /`` answers it)."""
         return self.admin.list_topics(timeout=10).cluster_id
@@ -438,6 +447,8 @@ class ConnectRuntime:
         for store in reversed(self._stores):
             store.stop()
         self.executor.close()
+        if "offset_queries" in self.__dict__:
+            self.offset_queries.close()
 
     def __enter__(self) -> ConnectRuntime:
         return self

@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import (
     Consumer,
-    IsolationLevel,
     KafkaError,
     KafkaException,
     Message,
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from connect_magics.storage.authorization import (
     KafkaAccessError,
@@ -37,6 +36,7 @@ from connect_magics.storage.authorization import (
 )
 from connect_magics.storage.client_limit import new_client
 from connect_magics.storage.client_logs import client_logger
+from connect_magics.storage.offset_queries import EARLIEST, LATEST, query_config, query_offsets
 
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
@@ -179,14 +179,9 @@ def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) 
 
 _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
               KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
-              KafkaError._NOENT}  # librdkafka's list_offsets: "No leaders found" just after a restart
+              KafkaError._NOENT, KafkaError._UNKNOWN_PARTITION}  # no leaders known yet, just after a restart
 
 
-#: How long an offsets request may wait for the broker (seconds), whatever the caller's deadline: an admin request
-#: that times out while the broker's answer is on its way can abort the process inside librdkafka
-#: (confluentinc/librdkafka#4605, an eonce reference count assertion); one did, in a test waiting 5 s at a time for a
-#: restarted broker. The caller stops waiting at its deadline instead, and the request ends when the broker answers.
-OFFSETS_REQUEST_TIMEOUT = 120.0
 
 
 def _note_end(ends: dict[int, int], msg: Message) -> None:
@@ -238,10 +233,10 @@ class KafkaLog:
             **CONSUMER_DEFAULTS, **base, "group.id": f"connect-magics-reader-{uuid.uuid4().hex}",
             "enable.auto.commit": False, "enable.partition.eof": False, "auto.offset.reset": "earliest",
             "fetch.wait.max.ms": 50, "logger": client_logger("consumer")}, what)
-        # confluent-kafka consumer calls block while another thread is inside consume(): an admin client
-        # answers metadata and offset queries for the reader, the start and end offsets of every partition in
-        # one request each (a consumer's watermark query is one request per partition).
-        self._admin = new_client(AdminClient, {**base, "logger": client_logger("admin")}, what)
+        # confluent-kafka consumer calls block while another thread is inside consume(): a second consumer
+        # answers offset queries for the reader, the start or end offsets of every partition in one request
+        # (storage/offset_queries.py: not an admin client, whose timed-out requests can abort the process).
+        self._queries = new_client(Consumer, {**query_config(base), "logger": client_logger("consumer")}, what)
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after committed transactions that wrote to this log
         self._transaction_ends: dict[int, dict[int, int]] = {}  # id(producer) -> ends of its open transaction
@@ -258,12 +253,9 @@ class KafkaLog:
         except KafkaException as e:
             self._raise_access(e, "DESCRIBE")
             raise
-        # The admin client too is given the topic's metadata: one that only learnt it through offset queries
-        # keeps sending a restarted broker's partitions their old leader epoch (FENCED_LEADER_EPOCH).
-        self._admin.list_topics(self.topic, timeout=timeout)
-        # From each partition's start offset, asked of the admin client: assigned at OFFSET_BEGINNING,
+        # From each partition's start offset, asked of the querying consumer: assigned at OFFSET_BEGINNING,
         # librdkafka looks the offsets up itself and fetches half a second later.
-        starts, = self._offsets(timeout, OffsetSpec.earliest())
+        starts, = self._offsets(timeout, EARLIEST)
         self._consumer.assign([TopicPartition(self.topic, p, starts[p]) for p in self._partitions])
         self._thread = threading.Thread(target=self._run, name=f"kafka-log-{self.topic}", daemon=True)
         self._thread.start()
@@ -358,25 +350,19 @@ class KafkaLog:
         The end is the last stable offset, as the reader is read_committed: a transaction left open by a
         killed writer must not hold up a reader (its successor's fence aborts it), as in Kafka Connect's
         ``KafkaBasedLog.readToEnd``."""
-        starts, ends = self._offsets(timeout, OffsetSpec.earliest(), OffsetSpec.latest())
+        starts, ends = self._offsets(timeout, EARLIEST, LATEST)
         return {p: end for p, end in ends.items() if end > starts[p]}
 
-    def _offsets(self, timeout: float, *specs: OffsetSpec) -> list[dict[int, int]]:
-        """Per spec, every partition's offset (one request per spec, all partitions at once; a latest
-        offset is the last stable one). Retries while the partitions have no leader. The requests may wait
-        :data:`OFFSETS_REQUEST_TIMEOUT`; the call gives up at ``timeout`` (``KafkaException`` ``_TIMED_OUT``)."""
+    def _offsets(self, timeout: float, *specs: int) -> list[dict[int, int]]:
+        """Per spec (:data:`EARLIEST` or :data:`LATEST`), every partition's offset, in one request; a latest
+        offset is the last stable one. Retries while the partitions have no leader, until ``timeout``
+        (``KafkaException`` ``_TIMED_OUT``)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                answers = [self._admin.list_offsets({TopicPartition(self.topic, p): spec for p in self._partitions},
-                                                    isolation_level=IsolationLevel.READ_COMMITTED,
-                                                    request_timeout=OFFSETS_REQUEST_TIMEOUT) for spec in specs]
-                try:
-                    return [{tp.partition: f.result(max(0.0, deadline - time.monotonic())).offset
-                             for tp, f in answer.items()} for answer in answers]
-                except FutureTimeoutError:
-                    raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Timed out asking for the offsets of "
-                                                                           f"topic {self.topic}")) from None
+                return [{p: offset for (_, p), offset in query_offsets(
+                    self._queries, {(self.topic, p): spec for p in self._partitions},
+                    deadline - time.monotonic()).items()} for spec in specs]
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
                 if not transient(e.args[0]) or time.monotonic() >= deadline:
                     self._raise_access(e, "DESCRIBE")
@@ -631,3 +617,4 @@ class KafkaLog:
         if self._thread is not None:
             self._thread.join(timeout)
         self._consumer.close()
+        self._queries.close()

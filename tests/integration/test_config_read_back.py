@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_magics.storage.config_store import ConfigStore
-from connect_magics.storage.kafka_log import OFFSETS_REQUEST_TIMEOUT, KafkaLog
+from connect_magics.storage.kafka_log import KafkaLog
 
 pytestmark = pytest.mark.broker
 
@@ -52,29 +52,3 @@ def test_a_connector_config_write_is_read_back_without_asking_for_the_end(bootst
         assert store.connector_config("c") == {"connector.class": "FileStreamSource"}
     finally:
         store.stop()
-
-
-class _RecordingAdmin:
-    """The log's own admin client, noting the request timeout of each offsets query."""
-
-    def __init__(self, admin: AdminClient) -> None:
-        self.admin, self.request_timeouts = admin, []
-
-    def list_offsets(self, *args: object, request_timeout: float, **kwargs: object) -> object:
-        self.request_timeouts.append(request_timeout)
-        return self.admin.list_offsets(*args, request_timeout=request_timeout, **kwargs)
-
-
-def test_offsets_requests_outlive_a_short_wait(bootstrap: str, unique: str) -> None:
-    """A caller waiting a second still gives the broker the long request timeout: an admin request that times out
-    while its answer is on its way can abort the process in librdkafka (confluentinc/librdkafka#4605)."""
-    topic = f"offsets-{unique}"
-    _topic(bootstrap, topic)
-    log = KafkaLog(topic, {"bootstrap.servers": bootstrap}, lambda k, v, p, o: None)
-    log.start()
-    try:
-        recording = log._admin = _RecordingAdmin(log._admin)  # type: ignore[assignment]
-        log.read_to_end(1.0)
-        assert recording.request_timeouts and min(recording.request_timeouts) == OFFSETS_REQUEST_TIMEOUT
-    finally:
-        log.stop()
