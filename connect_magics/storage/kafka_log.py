@@ -36,6 +36,7 @@ from connect_magics.storage.authorization import (
 )
 from connect_magics.storage.client_limit import new_client
 from connect_magics.storage.client_logs import client_logger
+from connect_magics.storage.coalesced import Coalesced
 from connect_magics.storage.offset_queries import EARLIEST, LATEST, query_config, query_offsets
 
 if TYPE_CHECKING:
@@ -189,6 +190,11 @@ def _note_end(ends: dict[int, int], msg: Message) -> None:
     ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
 
 
+def _timed_out(error: BaseException) -> bool:
+    """Whether a shared offsets query ended at its first caller's deadline (another caller may wait longer)."""
+    return isinstance(error, KafkaException) and error.args[0].code() == KafkaError._TIMED_OUT
+
+
 def transient(error: KafkaError) -> bool:
     """Whether a failed offsets request is worth repeating: the broker is restarting or moving leaders.
 
@@ -237,6 +243,7 @@ class KafkaLog:
         # answers offset queries for the reader, the start or end offsets of every partition in one request
         # (storage/offset_queries.py: not an admin client, whose timed-out requests can abort the process).
         self._queries = new_client(Consumer, {**query_config(base), "logger": client_logger("consumer")}, what)
+        self._ends = Coalesced(self._end_offsets, retry_on=_timed_out)
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after committed transactions that wrote to this log
         self._transaction_ends: dict[int, dict[int, int]] = {}  # id(producer) -> ends of its open transaction
@@ -349,7 +356,10 @@ class KafkaLog:
 
         The end is the last stable offset, as the reader is read_committed: a transaction left open by a
         killed writer must not hold up a reader (its successor's fence aborts it), as in Kafka Connect's
-        ``KafkaBasedLog.readToEnd``."""
+        ``KafkaBasedLog.readToEnd``. Callers waiting together share one query (storage/coalesced.py)."""
+        return self._ends(timeout)
+
+    def _end_offsets(self, timeout: float) -> dict[int, int]:
         starts, ends = self._offsets(timeout, EARLIEST, LATEST)
         return {p: end for p, end in ends.items() if end > starts[p]}
 
