@@ -56,53 +56,53 @@ def call_in_threads(shared: Coalesced, timeouts: list[float], before: Callable[[
     return [threads, out]
 
 
+def running_and_waiting(shared: Coalesced, query: GatedQuery, waiting: int) -> tuple[list, list, list]:
+    """One call running the first query, then ``waiting`` calls waiting behind it: (threads, first's, theirs)."""
+    first = call_in_threads(shared, [30.0], lambda: query.count)
+    wait_until(lambda: query.count == 1, 10, message="the first query running")
+    behind = call_in_threads(shared, [30.0] * waiting, lambda: query.count)
+    wait_until(lambda: shared.waiting == waiting, 10, message="the callers waiting")
+    return first[0] + behind[0], first[1], behind[1]
+
+
+def release_and_join(query: GatedQuery, threads: list, queries: int) -> None:
+    for n in range(queries):
+        query.release(n)
+    for t in threads:
+        t.join(30)
+
+
 def test_callers_waiting_together_share_the_next_query_asked_after_their_calls() -> None:
     query = GatedQuery()
     shared = Coalesced(query)
-    first = call_in_threads(shared, [30.0], lambda: query.count)
-    wait_until(lambda: query.count == 1, 10, message="the first query running")
-    waiting = call_in_threads(shared, [30.0] * 20, lambda: query.count)
-    wait_until(lambda: shared.waiting == 20, 10, message="the callers waiting")
-    query.release(0)
-    query.release(1)
-    for t in first[0] + waiting[0]:
-        t.join(30)
-    assert first[1] == [(0, 0)]
-    assert [answer for _, answer in waiting[1]] == [1] * 20  # all twenty from one query, the second
-    assert all(answer >= seen for seen, answer in waiting[1])  # each asked after the call began
+    threads, first, waiting = running_and_waiting(shared, query, 20)
+    release_and_join(query, threads, 2)
+    assert first == [(0, 0)]
+    assert [answer for _, answer in waiting] == [1] * 20  # all twenty from one query, the second
+    assert all(answer >= seen for seen, answer in waiting)  # each asked after the call began
     assert shared.queries == query.count == 2
 
 
 def test_an_error_reaches_every_caller_of_its_query() -> None:
     query = GatedQuery(fail=lambda n, timeout: ValueError(f"query {n} failed") if n == 1 else None)
     shared = Coalesced(query)
-    first = call_in_threads(shared, [30.0], lambda: query.count)
-    wait_until(lambda: query.count == 1, 10, message="the first query running")
-    waiting = call_in_threads(shared, [30.0] * 5, lambda: query.count)
-    wait_until(lambda: shared.waiting == 5, 10, message="the callers waiting")
-    query.release(0)
-    query.release(1)
-    for t in first[0] + waiting[0]:
-        t.join(30)
-    assert {str(error) for _, error in waiting[1]} == {"query 1 failed"}
+    threads, _, waiting = running_and_waiting(shared, query, 5)
+    release_and_join(query, threads, 2)
+    assert {str(error) for _, error in waiting} == {"query 1 failed"}
     assert shared.queries == 2
 
 
 def test_a_query_ended_by_its_first_caller_s_deadline_is_asked_again_for_callers_with_time_left() -> None:
     query = GatedQuery(fail=lambda n, timeout: TimeoutError(f"query {n} timed out") if n == 1 else None)
     shared = Coalesced(query, retry_on=lambda e: isinstance(e, TimeoutError))
-    first = call_in_threads(shared, [30.0], lambda: query.count)
-    wait_until(lambda: query.count == 1, 10, message="the first query running")
-    waiting = call_in_threads(shared, [30.0] * 3, lambda: query.count)
-    wait_until(lambda: shared.waiting == 3, 10, message="the callers waiting")
-    threads = first[0] + waiting[0]
+    threads, _, waiting = running_and_waiting(shared, query, 3)
 
     def released_all_started() -> bool:
         for gate in list(query.gates):
             gate.set()
         return not any(t.is_alive() for t in threads)
     wait_until(released_all_started, 30, message="every caller answered")
-    assert all(answer >= 2 for _, answer in waiting[1]), waiting[1]  # the failed query 1 was asked again
+    assert all(answer >= 2 for _, answer in waiting), waiting  # the failed query 1 was asked again
     assert 3 <= shared.queries <= 4
 
 
