@@ -221,13 +221,9 @@ class RemoteRuntime:
     def offset_queries(self) -> Any:
         """A consumer of the cluster's Kafka that only answers offset queries (needs ``bootstrap_servers``)."""
         if self._offset_queries is None:
-            from confluent_kafka import Consumer
+            from connect_magics.storage.offset_queries import query_consumer
 
-            from connect_magics.storage.client_logs import client_logger
-            from connect_magics.storage.offset_queries import query_config
-
-            self._offset_queries = Consumer(query_config({**self._kafka("Looking at the cluster's offsets"),
-                                                          "logger": client_logger("consumer")}, read_committed=False))
+            self._offset_queries = query_consumer(self._kafka("Looking at the cluster's offsets"), read_committed=False)
         return self._offset_queries
 
     def read_topic(self, topic: str, converter: Any = None, starting: Any = "earliest", ending: Any = "latest",

@@ -35,8 +35,7 @@ from connect_magics.runtime.offsets import (
 )
 from connect_magics.runtime.topics.tracking import sink_topic_filter
 from connect_magics.runtime.worker.offset_stores import REQUEST_TIMEOUT_S
-from connect_magics.storage.client_logs import client_logger
-from connect_magics.storage.offset_queries import LATEST, query_config, query_offsets
+from connect_magics.storage.offset_queries import LATEST, query_consumer, query_offsets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,8 +135,7 @@ def rewind_plan(herder: Herder, name: str, to_ms: int) -> RewindPlan:
         (e["partition"][KAFKA_TOPIC_KEY], e["partition"][KAFKA_PARTITION_KEY]): e["offset"][KAFKA_OFFSET_KEY]
         for e in view["offsets"]}
     # Read uncommitted, as a sink's consumer by default (Kafka's): the end is the high watermark.
-    queries = Consumer(query_config({**sink_admin_config(config, herder.wc), "logger": client_logger("consumer")},
-                                    read_committed=False))
+    queries = query_consumer(sink_admin_config(config, herder.wc), read_committed=False)
     try:
         partitions = set(before) | consumed_partitions(queries, config)
         if not partitions:

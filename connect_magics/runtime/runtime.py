@@ -46,7 +46,7 @@ from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.config_store import ConfigStore
 from connect_magics.storage.fence import FencedError, ProducerFence
 from connect_magics.storage.kafka_log import ensure_topics
-from connect_magics.storage.offset_queries import query_config
+from connect_magics.storage.offset_queries import query_consumer
 from connect_magics.storage.offset_store import OffsetStore
 from connect_magics.storage.status_store import StatusStore
 from connect_magics.storage.task_control import TaskControlStore
@@ -425,8 +425,7 @@ class ConnectRuntime:
     def offset_queries(self) -> Consumer:
         """A consumer of the runtime's cluster that only answers offset queries (``query_offsets`` of
         storage/offset_queries.py; ends are high watermarks), made on first use."""
-        config = {**self.worker_config.client_config("admin"), "logger": client_logger("consumer")}
-        return Consumer(query_config(config, read_committed=False))
+        return query_consumer(self.worker_config.client_config("admin"), read_committed=False)
 
     def kafka_cluster_id(self) -> str | None:
         """The id of the Kafka cluster holding the runtime's state (``GET /`` answers it)."""

@@ -37,7 +37,7 @@ from connect_magics.storage.authorization import (
 from connect_magics.storage.client_limit import new_client
 from connect_magics.storage.client_logs import client_logger
 from connect_magics.storage.coalesced import Coalesced
-from connect_magics.storage.offset_queries import EARLIEST, LATEST, query_config, query_offsets
+from connect_magics.storage.offset_queries import EARLIEST, LATEST, query_consumer, query_offsets
 
 if TYPE_CHECKING:
     from connect_magics.storage.fence import ProducerFence
@@ -183,8 +183,6 @@ _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILAB
               KafkaError._NOENT, KafkaError._UNKNOWN_PARTITION}  # no leaders known yet, just after a restart
 
 
-
-
 def _note_end(ends: dict[int, int], msg: Message) -> None:
     """Note in ``ends`` (partition -> offset after the last record) where a delivered record ends."""
     ends[msg.partition()] = max(ends.get(msg.partition(), 0), msg.offset() + 1)
@@ -242,7 +240,7 @@ class KafkaLog:
         # confluent-kafka consumer calls block while another thread is inside consume(): a second consumer
         # answers offset queries for the reader, the start or end offsets of every partition in one request
         # (storage/offset_queries.py: not an admin client, whose timed-out requests can abort the process).
-        self._queries = new_client(Consumer, {**query_config(base), "logger": client_logger("consumer")}, what)
+        self._queries = new_client(query_consumer, base, what)
         self._ends = Coalesced(self._end_offsets, retry_on=_timed_out)
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after committed transactions that wrote to this log

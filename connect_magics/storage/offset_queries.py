@@ -19,6 +19,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from connect_magics.storage.client_logs import client_logger
+
 #: ListOffsets' timestamp for a partition's start offset.
 EARLIEST = -2
 #: ListOffsets' timestamp for a partition's end offset: the last stable offset for a ``read_committed`` consumer
@@ -37,6 +39,14 @@ def query_config(client_config: Mapping[str, Any], read_committed: bool = True) 
     """
     return {**client_config, "group.id": f"connect-magics-queries-{uuid.uuid4().hex}", "enable.auto.commit": False,
             "isolation.level": "read_committed" if read_committed else "read_uncommitted"}
+
+
+def query_consumer(client_config: Mapping[str, Any], read_committed: bool = True) -> Consumer:
+    """A consumer of :func:`query_config`, logging through the project's client logger.
+
+    >>> queries = query_consumer({"bootstrap.servers": "localhost:9092"}, read_committed=False)  # doctest: +SKIP
+    """
+    return Consumer(query_config({**client_config, "logger": client_logger("consumer")}, read_committed))
 
 
 #: Errors of a query sent with the leader epoch the consumer knew before a broker restarted or leaders moved: the
