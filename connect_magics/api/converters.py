@@ -20,7 +20,7 @@ import decimal
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import repeat
 from json.encoder import encode_basestring as _encode_basestring  # type: ignore[attr-defined]
@@ -98,6 +98,45 @@ def converter_config_def() -> ConfigDef:
                               Importance.LOW, "How this converter will be used.")
 
 
+class StringColumn(Sequence[tuple[Schema | None, str]]):
+    """A batch of decoded strings of one schema, none holding a newline, kept as one text joined by newlines (what
+    :meth:`Converter.to_connect_column` may give for plain strings): a text sink writes them (:meth:`joined`)
+    without a string object each; read as ``(schema, value)`` pairs like any column.
+
+    >>> column = StringColumn(None, "a\\nb", 2)
+    >>> list(column), column.values(), column.joined(", ")
+    ([(None, 'a'), (None, 'b')], ['a', 'b'], 'a, b')
+    """
+
+    __slots__ = ("schema", "text", "_size", "_pairs")
+
+    def __init__(self, schema: Schema | None, text: str, size: int) -> None:
+        self.schema, self.text, self._size = schema, text, size
+        self._pairs: list[tuple[Schema | None, str]] | None = None
+
+    def values(self) -> list[str]:
+        """The strings, in order."""
+        return self.text.split("\n")
+
+    def joined(self, separator: str) -> str:
+        """The strings joined by ``separator``."""
+        return self.text if separator == "\n" else self.text.replace("\n", separator)
+
+    def _all(self) -> list[tuple[Schema | None, str]]:
+        if self._pairs is None:
+            self._pairs = list(zip(repeat(self.schema), self.values()))
+        return self._pairs
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[tuple[Schema | None, str]]:
+        return iter(self._all())
+
+
 class Converter(ABC):
     """Turns record keys or values into bytes and back.
 
@@ -138,12 +177,12 @@ class Converter(ABC):
         for each (also what to answer for a batch that is not the common case, or that would fail: the
         per-record path names the failing record). None by default.
 
-        >>> ByteArrayConverter().from_connect_column("t", [None], [b"a"]) is None
+        >>> JsonConverter().from_connect_column("t", [None], [42]) is None  # not a batch of strings
         True
         """
         return None
 
-    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]]:
+    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> Sequence[tuple[Schema | None, Any]]:
         """Optional speed-up: the keys or values of a batch of one topic, each as ``(schema, value)``, raising
         as :meth:`to_connect_data` does. By default :meth:`to_connect_data` for each.
 
@@ -160,7 +199,10 @@ class Converter(ABC):
         >>> StringConverter().to_connect_text("t", [b"a", None, b"b"], "|")
         'a|null|b'
         """
-        return java_str_join([value for _, value in self.to_connect_column(topic, datas)], separator)
+        column = self.to_connect_column(topic, datas)
+        if isinstance(column, StringColumn):
+            return column.joined(separator)
+        return java_str_join([value for _, value in column], separator)
 
     def config_def(self) -> ConfigDef:
         return ConfigDef()
@@ -702,9 +744,9 @@ class JsonConverter(_DualConverter):
         schema = self.as_connect_schema(node["schema"])
         return SchemaAndValue(schema, self._reader(schema)(node["payload"]))
 
-    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]]:
-        """:meth:`to_connect_data` for each of a batch: envelopes through the fast path with one call each,
-        schemaless values parsed without a call per value."""
+    def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> Sequence[tuple[Schema | None, Any]]:
+        """:meth:`to_connect_data` for each of a batch: plain strings as a :class:`StringColumn`, envelopes through
+        the fast path with one call each, schemaless values parsed without a call per value."""
         if datas.count(None) == len(datas):  # e.g. the keys of records without keys
             return [NULL_SCHEMA_AND_VALUE] * len(datas)
         strings = self._string_column(datas)
@@ -720,14 +762,14 @@ class JsonConverter(_DualConverter):
         except (ValueError, UnicodeDecodeError):  # to_connect_data says why
             return list(map(to_connect, datas))
 
-    def _string_column(self, datas: Sequence[bytes | None]) -> list[tuple[Schema | None, Any]] | None:
+    def _string_column(self, datas: Sequence[bytes | None]) -> StringColumn | None:
         """Strings with nothing escaped (in envelopes of one string schema, or bare), what text sinks mostly read,
         in a few C loops over the batch: joined by newlines; each boundary must be a string's end and the next
         one's start, and nothing else in the batch a quote, backslash or control byte (a newline is one: only
         the boundaries hold them); split again. None for any other batch (one by one).
 
         >>> c = JsonConverter(); c.configure({"schemas.enable": "false"}, is_key=False)
-        >>> c._string_column([b'"a"', b'"\\xc3\\xa9"'])
+        >>> list(c._string_column([b'"a"', b'"\\xc3\\xa9"']))
         [(None, 'a'), (None, 'é')]
         >>> c._string_column([b'"a"', b'"a\\\\u0041"']) is None
         True
@@ -754,16 +796,16 @@ class JsonConverter(_DualConverter):
                 or b"\n" in head:
             return None
         body = joined[len(head):-len(tail)]  # each boundary in it, apart from the first start and the last end
-        if body.count(boundary) != joins:
-            return None
-        body = body.replace(boundary, b"\n")
-        if body.count(b"\n") != joins or len(body) - len(body.translate(None, _JSON_ESCAPED)) != joins:
+        text = body.replace(boundary, b"\n")
+        # As many boundaries replaced as joins (each shortens the body by all but its newline), and their newlines
+        # the only bytes left that a JSON string escapes: so each join's newline was inside one of them.
+        if len(body) - len(text) != joins * (len(boundary) - 1) \
+                or len(text) - len(text.translate(None, _JSON_ESCAPED)) != joins:
             return None
         try:
-            values = body.decode("utf-8", "surrogatepass").split("\n")
+            return StringColumn(schema, text.decode("utf-8", "surrogatepass"), len(datas))
         except UnicodeDecodeError:
             return None
-        return list(zip(repeat(schema), values))
 
     def _from_envelope(self, data: bytes) -> tuple[Schema | None, Any] | None:
         """The fast path for envelopes as Kafka's JsonConverter writes them (``{"schema":...,"payload":...}``,
@@ -1124,6 +1166,22 @@ class StringConverter(_DualConverter):
     def fixed_schema(self) -> tuple[Schema, Callable[[bytes], str]]:
         return self._fixed
 
+    def from_connect_column(self, topic: str, schemas: Sequence[Schema | None],
+                            values: Sequence[Any]) -> list[bytes | None] | None:
+        """A batch of strings encoded in one C loop; None if any value is not a string or does not encode.
+
+        >>> StringConverter().from_connect_column("t", [None, None], ["a", "é"])
+        [b'a', b'\\xc3\\xa9']
+        >>> StringConverter().from_connect_column("t", [None, None], ["a", 42]) is None
+        True
+        """
+        try:
+            if self._utf8:
+                return list(map(str.encode, values))
+            return list(map(str.encode, values, repeat(self.encoding)))
+        except (TypeError, UnicodeEncodeError):
+            return None
+
     def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
         if self._utf8 and separator and separator.isascii():  # one decoding for the batch
             try:
@@ -1168,6 +1226,18 @@ class ByteArrayConverter(_DualConverter):
 
     def fixed_schema(self) -> tuple[Schema, None]:
         return OPTIONAL_BYTES_SCHEMA, None
+
+    def from_connect_column(self, topic: str, schemas: Sequence[Schema | None],
+                            values: Sequence[Any]) -> list[bytes | None] | None:
+        """A batch of bytes without schemas as it is; None for any other batch.
+
+        >>> ByteArrayConverter().from_connect_column("t", [None], [b"a"])
+        [b'a']
+        """
+        n = len(values)
+        if schemas.count(None) != n or list(map(type, values)).count(bytes) != n:
+            return None
+        return list(values)
 
     def to_connect_text(self, topic: str, datas: Sequence[bytes | None], separator: str) -> str:
         try:

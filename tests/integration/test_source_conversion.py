@@ -4,6 +4,7 @@ the batch sent it back to the one-by-one path (a string to escape, a transformat
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
 
 from connect_magics import ConnectRuntime
+from connect_magics.api.connector import SourceConnector, SourceTask
 from connect_magics.api.converters import JsonConverter
 from connect_magics.api.data import STRING_SCHEMA
+from connect_magics.api.records import SourceRecord
 
 pytestmark = pytest.mark.broker
 
@@ -57,3 +60,90 @@ def test_json_values_are_written_as_the_converter_writes_each(bootstrap: str, un
     converter = JsonConverter()
     converter.configure({"schemas.enable": schemas}, is_key=False)
     assert values == [converter.from_connect_data(topic, STRING_SCHEMA, line) for line in plain + LINES]
+
+
+class KeyedBatches(SourceConnector):
+    """Batches of 500 records with string keys, values as ``values`` says, and a timestamp on every other batch
+    only; ``count`` records in all."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type:
+        return KeyedBatchesTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [self.props]
+
+    def stop(self) -> None:
+        pass
+
+
+class KeyedBatchesTask(SourceTask):
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.topic, self.count, self.raw = props["topic"], int(props["count"]), props["values"] == "bytes"
+        offset = self.context.offset_storage_reader().offset({"batches": "keyed"})
+        self.next = offset["next"] if offset else 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.next >= self.count:
+            time.sleep(0.05)  # an idle source's poll() wait, as FileStreamSource's
+            return None
+        numbers = range(self.next, min(self.next + 500, self.count))
+        timestamp = None if self.next // 500 % 2 else 1_700_000_000_000 + self.next
+        self.next = numbers[-1] + 1
+        return [SourceRecord({"batches": "keyed"}, {"next": i + 1}, self.topic, None, None, f"k{i}", None,
+                             f"v{i}".encode() if self.raw else f"v{i}", timestamp) for i in numbers]
+
+    def stop(self) -> None:
+        pass
+
+
+CONVERTERS = {"String": "org.apache.kafka.connect.storage.StringConverter", "Json": JSON,
+              "ByteArray": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+
+
+@pytest.mark.parametrize("converter", CONVERTERS)
+@pytest.mark.parametrize("exactly_once", [False, True])
+def test_batches_sent_at_once_through_a_full_producer_queue_arrive_once_each(bootstrap: str, unique: str,
+                                                                             converter: str,
+                                                                             exactly_once: bool) -> None:
+    """Batches the producer takes in one C loop (values and keys converted at once, no headers, one topic) into
+    a producer queue of 40 messages: every batch fills it, and every record arrives once, in order, with its key
+    and its timestamp (the time of sending where the record has none)."""
+    topic, count = f"full-{converter}-{exactly_once}-{unique}", 5_000
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    worker = {"exactly.once.source.support": "enabled"} if exactly_once else {}
+    with ConnectRuntime(bootstrap, f"full-{unique}-{converter}-{exactly_once}", worker) as rt:
+        rt.plugins.register(KeyedBatches)
+        rt.create_connector("keyed", {
+            "connector.class": "KeyedBatches", "topic": topic, "count": str(count),
+            "values": "bytes" if converter == "ByteArray" else "str",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": CONVERTERS[converter],
+            "value.converter.schemas.enable": "false",
+            "producer.override.queue.buffering.max.messages": "40"})
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}",
+                             "enable.auto.commit": False, "isolation.level": "read_committed"})
+        try:
+            consumer.assign([TopicPartition(topic, 0, 0)])
+            msgs: list = []
+            wait_until(lambda: msgs.extend(m for m in consumer.consume(500, 1) if not m.error())
+                       or len(msgs) >= count, 120, message=lambda: f"{len(msgs)} of {count} records read")
+            assert consumer.consume(10, 1) == []  # nothing more
+        finally:
+            consumer.close()
+        assert rt.task_status("keyed", 0)["state"] == "RUNNING"
+    quoted = (lambda s: f'"{s}"') if converter == "Json" else str
+    assert [m.key() for m in msgs] == [f"k{i}".encode() for i in range(count)]
+    assert [m.value() for m in msgs] == [quoted(f"v{i}").encode() for i in range(count)]
+    stamps = [m.timestamp()[1] for m in msgs]
+    assert all(stamps[i] == 1_700_000_000_000 + i // 500 * 500 for i in range(count) if i // 500 % 2 == 0)
+    assert all(stamps[i] > 1_700_000_000_000 + count for i in range(count) if i // 500 % 2)

@@ -18,7 +18,8 @@ import re
 
 import pytest
 
-from connect_magics.api.converters import JsonConverter, SchemaAndValue
+from connect_magics.api.config import java_str_join
+from connect_magics.api.converters import JsonConverter, SchemaAndValue, StringColumn
 from connect_magics.api.data import (
     BYTES_SCHEMA,
     FLOAT64_SCHEMA,
@@ -289,12 +290,15 @@ def test_a_string_column_is_read_as_each_string_is(schemas, seed):
                 c.to_connect_column(TOPIC, datas)
             continue
         assert [tuple(v) for v in c.to_connect_column(TOPIC, datas)] == expected, datas
+        for separator in ("\n", ", "):  # a StringColumn's text, or the values printed one by one
+            assert c.to_connect_text(TOPIC, datas, separator) == java_str_join([v for _, v in expected], separator)
 
 
 def test_a_plain_string_column_takes_the_fast_path():
     for schemas, datas in (("false", [b'"a"', b'"b"']), ("true", [_envelope(_REQUIRED, b'"a"')] * 2)):
         column = json_converter(**{"schemas.enable": schemas})._string_column(datas)
-        assert column is not None and [v for _, v in column] == ["a", "a" if schemas == "true" else "b"]
+        assert isinstance(column, StringColumn) and [v for _, v in column] == ["a", "a" if schemas == "true" else "b"]
+        assert column.joined(" | ") == ("a | a" if schemas == "true" else "a | b")
 
 
 _ESCAPES_JACKSON = {i: f"\\u{i:04X}" for i in range(0x20)} | {

@@ -17,6 +17,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connect_magics.api.config import java_str_join
 from connect_magics.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect_magics.api.converters import StringColumn
 from connect_magics.api.errors import ConnectException, RetriableException
 from connect_magics.api.records import SinkRecord, SinkRecords, TopicPartition
 from connect_magics.runtime.worker.error_handling import (
@@ -105,7 +106,8 @@ class _Deferred:
     def column(self, field: str) -> list[Any]:
         """One field of ``SinkRecords.COLUMNS``."""
         if field in self.decoded:
-            return list(map(itemgetter(1), self.decoded[field]))
+            decoded = self.decoded[field]
+            return decoded.values() if isinstance(decoded, StringColumn) else list(map(itemgetter(1), decoded))
         if field == "timestamp":
             return [ts if ts_type else None for ts_type, ts in map(Message.timestamp, self.msgs)]
         column = list(map(_MESSAGE_FIELDS[field], self.msgs))
@@ -115,6 +117,8 @@ class _Deferred:
     def text(self, field: str, separator: str) -> str:
         """``SinkRecords.joined``: fixed-schema keys or values of one topic through ``Converter.to_connect_text``,
         which need not decode each."""
+        if isinstance(self.decoded.get(field), StringColumn):
+            return self.decoded[field].joined(separator)  # type: ignore[union-attr]
         topic = (self.topic or _one_topic(self.msgs)) if field in self.fixed else None
         if topic is None:
             return java_str_join(self.column(field), separator)

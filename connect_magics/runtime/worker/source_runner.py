@@ -9,7 +9,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, length_hint
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 _NULL_AS_NULL = (ByteArrayConverter, StringConverter, JsonConverter)  # null without a schema -> null
 _SOURCE_PARTITION = attrgetter("source_partition")
 _TOPIC, _VALUE_SCHEMA, _VALUE = attrgetter("topic"), attrgetter("value_schema"), attrgetter("value")
+_KEY, _KEY_SCHEMA, _PARTITION = attrgetter("key"), attrgetter("key_schema"), attrgetter("kafka_partition")
+_TIMESTAMP, _HEADERS = attrgetter("timestamp"), attrgetter("_headers")
 
 
 class SubmittedBatch:
@@ -330,10 +333,25 @@ class SourceTaskRunner(TaskRunner):
         batch = submitted.batch(self._batch_done if self.track_topics else None)
         per_record = self._commits_records
         on_delivery = None if self._acks_by_flush else batch.ack
+        plain = None if values is None or per_record else self._plain_columns(records)
         last_topic = None
         sent = 0
         index = 0  # the records before it were sent or dropped
         try:
+            if plain is not None:  # the whole batch in C loops
+                topic, keys, timestamps = plain
+                batch.topics.add(topic)
+                while index < len(records):
+                    rest = iter(values[index:])  # type: ignore[index]
+                    try:
+                        deque(map(produce, repeat(topic), rest, repeat(None) if keys is None else keys[index:],
+                                  repeat(-1), repeat(on_delivery), repeat(None), timestamps[index:]), 0)
+                        index = len(records)
+                    except BufferError:
+                        index = sent = len(records) - length_hint(rest) - 1  # the record the queue refused
+                        self._wait_for_queue()
+                sent = index
+                return
             for index, record in enumerate(records):
                 try:
                     out = record if apply is None else apply(record)
@@ -393,16 +411,39 @@ class SourceTaskRunner(TaskRunner):
                                     timestamp or 0, headers)
                         break
                     except BufferError:
-                        self._producer.poll(0.05)
-                        self._check_send_error()
-                        if self.stopping:
-                            raise ConnectException("Task stopped while the producer queue was full") from None
+                        self._wait_for_queue()
                 sent += 1
             index = len(records)
         finally:
             submitted.submit(batch, records[:index], sent)
             self.task_metrics.written.record(sent)
             self.task_metrics.active.sample(self._outstanding())
+
+    def _wait_for_queue(self) -> None:
+        """The producer's queue is full: serve its callbacks for a while (raising a failed delivery, or a stop)."""
+        self._producer.poll(0.05)
+        self._check_send_error()
+        if self.stopping:
+            raise ConnectException("Task stopped while the producer queue was full") from None
+
+    def _plain_columns(self, records: list[SourceRecord]) -> tuple[str, list[bytes | None] | None, list[int]] | None:
+        """``(topic, keys, timestamps)`` for a batch whose values were converted at once, if the producer can take
+        it in one C loop: one topic already known, no headers, no partition chosen, keys null without a schema
+        (``keys`` None) or converted at once too; timestamps 0 where none is set (the time of sending). Else None."""
+        topic, n = records[0].topic, len(records)
+        if topic not in self._known_topics or list(map(_HEADERS, records)).count(None) != n \
+                or list(map(_PARTITION, records)).count(None) != n:
+            return None
+        keys: list[bytes | None] | None = list(map(_KEY, records))
+        key_schemas = list(map(_KEY_SCHEMA, records))
+        if keys.count(None) == n and key_schemas.count(None) == n and type(self.key_converter) in _NULL_AS_NULL:
+            keys = None
+        elif (keys := self.key_converter.from_connect_column(topic, key_schemas, keys)) is None:
+            return None
+        timestamps = list(map(_TIMESTAMP, records))
+        if None in timestamps:
+            timestamps = [t or 0 for t in timestamps]
+        return topic, keys, timestamps
 
     def _value_column(self, records: list[SourceRecord]) -> list[bytes | None] | None:
         """The values of a batch sent to one topic, converted at once if the value converter can (else None)."""
