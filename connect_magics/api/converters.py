@@ -535,10 +535,9 @@ class JsonConverter(_DualConverter):
             data = join.decode("utf-8").join(values).encode("utf-8")  # a TypeError for a value not a string
         except (TypeError, UnicodeEncodeError):
             return None
-        joins, quotes = len(values) - 1, join.count(b'"')
-        # All the quotes in the joins, and nothing else escaped but their newlines (counted by the split)
-        if data.count(b'"') != quotes * joins or len(data) - len(data.translate(None, _JSON_ESCAPED)) != \
-                (quotes + 1) * joins:
+        joins = len(values) - 1
+        # Nothing a JSON string escapes but what the joins hold (their quotes and newline): none in the values
+        if len(data) - len(data.translate(None, _JSON_ESCAPED)) != (join.count(b'"') + 1) * joins:
             return None
         column = data.split(b"\n")
         if len(column) != len(values):
