@@ -295,8 +295,8 @@ class ConnectRuntime:
         ``configs`` maps names to configs, or lists REST create bodies (``{"name": ..., "config": {...}}``) or
         configs with a ``name``. Every config is validated before anything is written: a bad one refuses the
         whole call with a 400 naming the connector and the setting, an existing name a 409, and nothing is
-        created. Then all connector configs are one transaction of the config topic, the connectors start, and
-        all their task configs are one more: the cost does not grow by a broker round trip per connector.
+        created. Then the connectors start, and all their configs and task configs are one transaction of the
+        config topic: the cost does not grow by a broker round trip per connector.
         ``initial_state``: ``"RUNNING"`` (default), ``"PAUSED"`` or ``"STOPPED"``, for all of them.
 
         >>> rt.create_connectors({f"lines-{i}": {"connector.class": "FileStreamSource", "file": f"/data/{i}.txt",

@@ -74,6 +74,17 @@ def _properties(data: dict) -> dict[str, str]:
     return dict(props)
 
 
+def _task_records(configs: dict[str, list[dict[str, str]]]) -> list[tuple[str, bytes]]:
+    """Each connector's task config records followed by its commit record: written in one write (one transaction
+    when the log is fenced), one producer keeps their order in the topic's single partition, as Kafka Connect
+    sends them."""
+    records = []
+    for name, tasks in configs.items():
+        records += [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(tasks)]
+        records.append((f"commit-{name}", dumps({"tasks": len(tasks)})))
+    return records
+
+
 class ConfigStore:
     """Reads and writes the config topic; ``on_change(kind, connector)`` fires for applied updates."""
 
@@ -207,16 +218,16 @@ class ConfigStore:
                              target_state: TargetState | None = None) -> None:
         self.put_connector_configs({name: config}, target_state)
 
-    def put_connector_configs(self, configs: dict[str, dict[str, str]],
-                              target_state: TargetState | None = None) -> None:
+    def put_connector_configs(self, configs: dict[str, dict[str, str]], target_state: TargetState | None = None,
+                              tasks: dict[str, list[dict[str, str]]] | None = None) -> None:
         """Write connector configs (each after its target state, if given, as Kafka Connect's
-        ``putConnectorConfig``) in one write, and read them back."""
+        ``putConnectorConfig``), then ``tasks``, connectors' first task configs, in one write, and read them back."""
         records = []
         for name, config in configs.items():
             if target_state is not None:
                 records.append((f"target-state-{name}", dumps(target_state_value(target_state))))
             records.append((f"connector-{name}", dumps({"properties": config})))
-        self.log.write(records)
+        self.log.write(records + _task_records(tasks or {}))
         self.log.read_own_writes()
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
@@ -229,13 +240,7 @@ class ConfigStore:
             if tasks and self.target_state(name) is TargetState.STOPPED:
                 raise ValueError(f"Cannot submit non-empty set of task configs for stopped connector {name}")
         self.read_to_end()
-        # The task records and their commit record in one write (one transaction when the log is fenced):
-        # one producer keeps their order in the topic's single partition, as Kafka Connect sends them.
-        records = []
-        for name, tasks in configs.items():
-            records += [(f"task-{name}-{i}", dumps({"properties": c})) for i, c in enumerate(tasks)]
-            records.append((f"commit-{name}", dumps({"tasks": len(tasks)})))
-        self.log.write(records)
+        self.log.write(_task_records(configs))
         self.log.read_own_writes()
 
     def clear_task_configs(self, name: str) -> None:

@@ -27,6 +27,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
+from connect_magics.api.errors import ConnectException
 from connect_magics.storage.authorization import (
     KafkaAccessError,
     KafkaAuthorizationError,
@@ -181,6 +182,21 @@ def describe_topic_config(admin: AdminClient, name: str, timeout: float = 30.0) 
 _TRANSIENT = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
               KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
               KafkaError._NOENT, KafkaError._UNKNOWN_PARTITION}  # no leaders known yet, just after a restart
+
+
+# The broker refuses the record itself: writing it again cannot succeed.
+_REFUSED_RECORD = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE, KafkaError.INVALID_RECORD}
+
+
+def _refused_record(error: BaseException, delivered: list[KafkaError]) -> KafkaError | None:
+    """The error refusing a record of a failed write, from its delivery reports or its cause chain; else None."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KafkaException) and seen.args and isinstance(seen.args[0], KafkaError) \
+                and seen.args[0].code() in _REFUSED_RECORD:
+            return seen.args[0]
+        seen = seen.__cause__ or seen.__context__
+    return next((e for e in delivered if e.code() in _REFUSED_RECORD), None)
 
 
 def _note_end(ends: dict[int, int], msg: Message) -> None:
@@ -536,11 +552,15 @@ class KafkaLog:
         def transaction() -> None:
             error = None
             written: dict[int, int] = {}
+            failed: list[KafkaError] = []
 
             def delivered(err: KafkaError | None, msg: object) -> None:
                 if err is None:
                     _note_end(written, msg)
+                else:
+                    failed.append(err)
             while True:
+                failed.clear()
                 try:
                     with fence.transaction() as producer:
                         for key, value in records:
@@ -555,6 +575,11 @@ class KafkaLog:
                                          topic=("WRITE", topic), transactional_id=("WRITE", fence.transactional_id))
                     if named is not None:  # a missing ACL does not come back by itself
                         error = named
+                        break
+                    refused = _refused_record(e, failed)
+                    if refused is not None:  # nor does a record the broker refuses (too large for the topic)
+                        error = ConnectException(f"Error writing to topic {topic}: the broker refuses a record "
+                                                 f"({refused.name()}: {refused.str()}); it is not written again")
                         break
                     if self._stopping:
                         error = e

@@ -13,6 +13,8 @@ from confluent_kafka import Consumer, TopicPartition
 from helpers import wait_until
 
 from connect_magics import ConnectRestError, ConnectRuntime
+from connect_magics.api.errors import ConnectException
+from connect_magics.errors import NotFoundError
 
 FAST = {"offset.flush.interval.ms": "200"}
 
@@ -105,13 +107,36 @@ def check_created(rt: ConnectRuntime, bootstrap: str, unique: str, empty_file: s
     # Kafka Connect's record, exactly as one create writes it
     assert json.loads(connectors[0][2]) == {"properties": {**file_source(empty_file), "name": names[0]}}
     assert b" " not in connectors[0][2]
-    # One transaction: consecutive offsets, then one commit marker, then the task configs' transaction.
+    # One transaction: the connector configs, then their task configs, at consecutive offsets.
     first = connectors[0][0]
     assert [offset for offset, _, _ in connectors] == list(range(first, first + 100))
     tasks = [(offset, key) for offset, key, _ in records if key.startswith(("task-", "commit-"))]
-    assert tasks[0][0] == first + 101
     assert [key for _, key in tasks] == [key for name in names for key in (f"task-{name}-0", f"commit-{name}")]
-    assert [offset for offset, _ in tasks] == list(range(first + 101, first + 301))
+    assert [offset for offset, _ in tasks] == list(range(first + 100, first + 300))
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_config_the_broker_refuses_fails_the_create_at_once_and_leaves_nothing(
+        runtime_factory, bootstrap: str, unique: str, empty_file: str, bulk: bool) -> None:
+    """A connector config over the config topic's largest message: the create (a bulk one with it, all or none)
+    fails at once naming the broker's refusal, the connectors it started are stopped, no record is committed and
+    no status kept, and the next create goes through (the leader's writer does not write the record again)."""
+    rt = runtime_factory()
+    rt.create_connector("before", file_source(empty_file))
+    before = config_records(bootstrap, f"bulk-{unique}-configs")
+    huge = {**file_source(empty_file), "padding": "x" * 1_100_000}
+    with pytest.raises(ConnectException, match="the broker refuses a record .MSG_SIZE_TOO_LARGE"):
+        if bulk:
+            rt.create_connectors({"fits": file_source(empty_file), "huge": huge})
+        else:
+            rt.create_connector("huge", huge)
+    assert rt.connectors() == ["before"]
+    for name in ("fits", "huge"):
+        with pytest.raises(NotFoundError):
+            rt.connector_status(name)
+    assert [key for _, key, _ in config_records(bootstrap, f"bulk-{unique}-configs")] == [k for _, k, _ in before]
+    rt.create_connector("after", file_source(empty_file))
+    wait_until(lambda: all_running(rt, ["before", "after"]), 60, message="both connectors RUNNING")
 
 
 def test_one_bad_config_refuses_the_whole_call_and_nothing_is_written(
