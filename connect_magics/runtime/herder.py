@@ -350,12 +350,13 @@ class Herder:
                 self._create(validated, target)
             return [self.connector_info(name) for name in validated]
 
-    def _create(self, configs: dict[str, dict[str, str]], target: TargetState) -> None:
+    def _create(self, configs: dict[str, dict[str, str]], target: TargetState | None) -> None:
         """Start new connectors, write their configs and first task configs in one write of the config topic (one
         transaction of the leader), then start their tasks. Kafka Connect writes a new connector's config, starts
         the connector once it read the config back, and writes its task configs in a second write: the same
         records in the same order, with one round trip to the broker less. A failed write stops what started."""
-        begun = {name: self._begin_connector(name, new=(config, target)) for name, config in configs.items()}
+        begun = {name: self._begin_connector(name, new=(config, target or TargetState.STARTED))
+                 for name, config in configs.items()}
         tasks = {name: started[1] for name, started in begun.items() if started is not None and started[1] is not None}
         try:
             self.configs.put_connector_configs(configs, target, tasks)
@@ -374,16 +375,16 @@ class Herder:
         """PUT semantics: create the connector, or replace its config and restart it."""
         with self._lock:
             config = self._validated(name, config)
-            existed = self.configs.connector_config(name) is not None
-            if not existed:
+            if self.configs.connector_config(name) is None:
                 self._check_fits(name, config)
-            if existed:
-                self._stop_connector(name)
+                self._create({name: config}, None)
+                return {**self.connector_info(name), "created": True}
+            self._stop_connector(name)
             self.configs.put_connector_config(name, config)
-            if existed and self.wc.bool("topic.tracking.enable") and self._type(config) == "sink":
+            if self.wc.bool("topic.tracking.enable") and self._type(config) == "sink":
                 drop_unconsumed_topics(self.status, name, config)  # KIP-558, with its tasks stopped
             self._start_connector(name)
-            return {**self.connector_info(name), "created": not existed}
+            return {**self.connector_info(name), "created": False}
 
     def patch_connector_config(self, name: str, partial: dict[str, Any]) -> dict:
         with self._lock:
