@@ -85,6 +85,7 @@ from connect_magics.api.records import (
     SinkRecord,
     SinkRecords,
     SourceRecord,
+    SourceRecords,
     TopicPartition,
 )
 from connect_magics.api.transforms import Transformation
@@ -95,7 +96,7 @@ __all__ = [
     "SourceConnector", "SourceConnectorContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
     "partition_key", "ConnectorTransactionBoundaries", "ExactlyOnceSupport", "TransactionContext",
     # records
-    "ConnectRecord", "Header", "Headers", "SinkRecord", "SinkRecords", "SourceRecord", "TopicPartition",
+    "ConnectRecord", "Header", "Headers", "SinkRecord", "SinkRecords", "SourceRecord", "SourceRecords", "TopicPartition",
     # configuration
     "NO_DEFAULT", "AbstractConfig", "CaseInsensitiveValidString", "CompositeValidator", "ConfigDef",
     "ConfigException", "ConfigKey", "ConfigValue", "Importance", "LambdaValidator", "NonEmptyString",

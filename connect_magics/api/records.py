@@ -168,6 +168,69 @@ class SourceRecord(ConnectRecord):
         self._headers = headers
 
 
+class SourceRecords(Sequence[SourceRecord]):
+    """A ``poll()`` batch of records alike but for their values and source offsets: one source partition, one topic,
+    one value schema and one timestamp, no key, no Kafka partition, no header. It is kept as those columns, and its
+    :class:`SourceRecord` objects are made the first time it is read as records (then it is their list): a runtime
+    that sends the values as a column makes none. What a source reading many alike records returns from
+    ``poll()`` (FileStreamSource does).
+
+    >>> batch = SourceRecords({"file": "a.txt"}, [{"position": 2}, {"position": 4}], "lines", None, ["a", "b"])
+    >>> len(batch), batch.values, batch[1].value, batch[1].source_offset
+    (2, ['a', 'b'], 'b', {'position': 4})
+    """
+
+    __slots__ = ("source_partition", "source_offsets", "topic", "value_schema", "values", "timestamp", "_records")
+
+    def __init__(self, source_partition: dict[str, Any] | None, source_offsets: list[dict[str, Any] | None],
+                 topic: str, value_schema: Any, values: list[Any], timestamp: int | None = None) -> None:
+        if len(source_offsets) != len(values):
+            raise ValueError(f"source_offsets: one offset per value ({len(values)}), not {len(source_offsets)}")
+        self.source_partition, self.source_offsets, self.topic = source_partition, source_offsets, topic
+        self.value_schema, self.values, self.timestamp = value_schema, values, timestamp
+        self._records: list[SourceRecord] | None = None
+
+    @property
+    def built(self) -> bool:
+        """Whether it was read as records (whose fields the reader may have changed since): then only they count."""
+        return self._records is not None
+
+    def record(self, index: int) -> SourceRecord:
+        """Record ``index`` as a new object, without making the others (the runtime's offset bookkeeping)."""
+        return SourceRecord(self.source_partition, self.source_offsets[index], self.topic, None, None, None,
+                            self.value_schema, self.values[index], self.timestamp)
+
+    def _all(self) -> list[SourceRecord]:
+        if self._records is None:
+            partition, topic, schema, timestamp = self.source_partition, self.topic, self.value_schema, self.timestamp
+            self._records = [SourceRecord(partition, offset, topic, None, None, None, schema, value, timestamp)
+                             for offset, value in zip(self.source_offsets, self.values, strict=True)]
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[SourceRecord]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[SourceRecord]) -> list[SourceRecord]:
+        return [*self, *other]
+
+    def __radd__(self, other: Iterable[SourceRecord]) -> list[SourceRecord]:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 class SinkRecord(ConnectRecord):
     """A record delivered to a :class:`~connect_magics.api.SinkTask`, with its Kafka coordinates.
 

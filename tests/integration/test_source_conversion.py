@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from helpers import wait_until
 
@@ -16,7 +16,7 @@ from connect_magics import ConnectRuntime
 from connect_magics.api.connector import SourceConnector, SourceTask
 from connect_magics.api.converters import JsonConverter
 from connect_magics.api.data import STRING_SCHEMA
-from connect_magics.api.records import SourceRecord
+from connect_magics.api.records import SourceRecord, SourceRecords
 
 pytestmark = pytest.mark.broker
 
@@ -32,6 +32,21 @@ def _raw_values(bootstrap: str, topic: str, count: int) -> list[bytes]:
         wait_until(lambda: values.extend(m.value() for m in consumer.consume(100, 1) if not m.error())
                    or len(values) >= count, 60, message=lambda: f"{len(values)} of {count} records read")
         return values
+    finally:
+        consumer.close()
+
+
+def _messages(bootstrap: str, topic: str, count: int) -> list[Message]:
+    """The ``count`` committed messages of the topic's partition 0, and no more."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        msgs: list[Message] = []
+        wait_until(lambda: msgs.extend(m for m in consumer.consume(500, 1) if not m.error()) or len(msgs) >= count,
+                   120, message=lambda: f"{len(msgs)} of {count} records read")
+        assert consumer.consume(10, 1) == []  # nothing more
+        return msgs
     finally:
         consumer.close()
 
@@ -130,19 +145,68 @@ def test_batches_sent_at_once_through_a_full_producer_queue_arrive_once_each(boo
             "value.converter": CONVERTERS[converter],
             "value.converter.schemas.enable": "false",
             "producer.override.queue.buffering.max.messages": "40"})
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}",
-                             "enable.auto.commit": False, "isolation.level": "read_committed"})
-        try:
-            consumer.assign([TopicPartition(topic, 0, 0)])
-            msgs: list = []
-            wait_until(lambda: msgs.extend(m for m in consumer.consume(500, 1) if not m.error())
-                       or len(msgs) >= count, 120, message=lambda: f"{len(msgs)} of {count} records read")
-            assert consumer.consume(10, 1) == []  # nothing more
-        finally:
-            consumer.close()
+        msgs = _messages(bootstrap, topic, count)
         assert rt.task_status("keyed", 0)["state"] == "RUNNING"
     quoted = (lambda s: f'"{s}"') if converter == "Json" else str
     assert [m.key() for m in msgs] == [f"k{i}".encode() for i in range(count)]
+    assert [m.value() for m in msgs] == [quoted(f"v{i}").encode() for i in range(count)]
+    stamps = [m.timestamp()[1] for m in msgs]
+    assert all(stamps[i] == 1_700_000_000_000 + i // 500 * 500 for i in range(count) if i // 500 % 2 == 0)
+    assert all(stamps[i] > 1_700_000_000_000 + count for i in range(count) if i // 500 % 2)
+
+
+class ColumnBatches(KeyedBatches):
+    """Batches of 500 values as ``SourceRecords`` (no keys), a timestamp on every other batch only; each batch
+    returned is kept, to see afterwards whether anything read it as records."""
+
+    def task_class(self) -> type:
+        return ColumnBatchesTask
+
+
+class ColumnBatchesTask(KeyedBatchesTask):
+    returned: list[SourceRecords] = []
+
+    def poll(self) -> SourceRecords | None:
+        if self.next >= self.count:
+            time.sleep(0.05)  # an idle source's poll() wait, as FileStreamSource's
+            return None
+        numbers = range(self.next, min(self.next + 500, self.count))
+        timestamp = None if self.next // 500 % 2 else 1_700_000_000_000 + self.next
+        self.next = numbers[-1] + 1
+        batch = SourceRecords({"batches": "keyed"}, [{"next": i + 1} for i in numbers], self.topic, None,
+                              [f"v{i}".encode() if self.raw else f"v{i}" for i in numbers], timestamp)
+        ColumnBatchesTask.returned.append(batch)
+        return batch
+
+
+@pytest.mark.parametrize("converter", CONVERTERS)
+@pytest.mark.parametrize("exactly_once", [False, True])
+def test_source_records_go_out_as_columns_once_each(bootstrap: str, unique: str, converter: str,
+                                                    exactly_once: bool) -> None:
+    """``SourceRecords`` batches into a producer queue of 40 messages: sent as columns (no batch after the first
+    was read as records), every record once, in order, with its batch's timestamp (or the time of sending), and the offset of
+    the last one committed."""
+    topic, count = f"columns-{converter}-{exactly_once}-{unique}", 5_000
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    ColumnBatchesTask.returned = []
+    worker = {"exactly.once.source.support": "enabled"} if exactly_once else {}
+    with ConnectRuntime(bootstrap, f"columns-{unique}-{converter}-{exactly_once}",
+                        {**worker, "offset.flush.interval.ms": "100"}) as rt:
+        rt.plugins.register(ColumnBatches)
+        rt.create_connector("columns", {
+            "connector.class": "ColumnBatches", "topic": topic, "count": str(count),
+            "values": "bytes" if converter == "ByteArray" else "str", "value.converter": CONVERTERS[converter],
+            "value.converter.schemas.enable": "false", "producer.override.queue.buffering.max.messages": "40"})
+        msgs = _messages(bootstrap, topic, count)
+        wait_until(lambda: (rt.get_offsets("columns")["offsets"] or [{}])[0].get("offset") == {"next": count}, 60,
+                   message=lambda: f"the last offset committed (have {rt.get_offsets('columns')['offsets']})")
+        assert rt.task_status("columns", 0)["state"] == "RUNNING"
+    assert len(ColumnBatchesTask.returned) == count // 500
+    # the first batch goes record by record, as the first to a topic not known yet (KIP-158's check) does
+    assert ColumnBatchesTask.returned[0].built and not any(b.built for b in ColumnBatchesTask.returned[1:])
+    quoted = (lambda s: f'"{s}"') if converter == "Json" else str
+    assert [m.key() for m in msgs] == [None] * count
     assert [m.value() for m in msgs] == [quoted(f"v{i}").encode() for i in range(count)]
     stamps = [m.timestamp()[1] for m in msgs]
     assert all(stamps[i] == 1_700_000_000_000 + i // 500 * 500 for i in range(count) if i // 500 % 2 == 0)

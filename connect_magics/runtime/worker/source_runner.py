@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient
 from connect_magics.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
 from connect_magics.api.converters import ByteArrayConverter, Converter, JsonConverter, StringConverter
 from connect_magics.api.errors import ConnectException, RetriableException
-from connect_magics.api.records import SourceRecord
+from connect_magics.api.records import SourceRecord, SourceRecords
 from connect_magics.runtime.topics.creation import TopicCreation
 from connect_magics.runtime.worker.error_handling import Stage, staged
 from connect_magics.runtime.worker.task_metrics import SourceTaskMetrics
@@ -38,6 +38,14 @@ _SOURCE_PARTITION = attrgetter("source_partition")
 _TOPIC, _VALUE_SCHEMA, _VALUE = attrgetter("topic"), attrgetter("value_schema"), attrgetter("value")
 _KEY, _KEY_SCHEMA, _PARTITION = attrgetter("key"), attrgetter("key_schema"), attrgetter("kafka_partition")
 _TIMESTAMP, _HEADERS = attrgetter("timestamp"), attrgetter("_headers")
+
+
+def _first(records: Sequence[SourceRecord], count: int) -> Sequence[SourceRecord]:
+    """``records[:count]`` for the offsets bookkeeping, which keeps each source partition's last record: of
+    ``SourceRecords`` not read as records (one source partition), that last record alone, made by itself."""
+    if type(records) is SourceRecords and not records.built:
+        return [records.record(count - 1)] if count else []
+    return records[:count]
 
 
 class SubmittedBatch:
@@ -415,7 +423,7 @@ class SourceTaskRunner(TaskRunner):
                 sent += 1
             index = len(records)
         finally:
-            submitted.submit(batch, records[:index], sent)
+            submitted.submit(batch, _first(records, index), sent)
             self.task_metrics.written.record(sent)
             self.task_metrics.active.sample(self._outstanding())
 
@@ -430,6 +438,10 @@ class SourceTaskRunner(TaskRunner):
         """``(topic, keys, timestamps)`` for a batch whose values were converted at once, if the producer can take
         it in one C loop: one topic already known, no headers, no partition chosen, keys null without a schema
         (``keys`` None) or converted at once too; timestamps 0 where none is set (the time of sending). Else None."""
+        if type(records) is SourceRecords and not records.built:  # alike but for values and offsets, no keys
+            if records.topic not in self._known_topics or type(self.key_converter) not in _NULL_AS_NULL:
+                return None
+            return records.topic, None, [records.timestamp or 0] * len(records)
         topic, n = records[0].topic, len(records)
         if topic not in self._known_topics or list(map(_HEADERS, records)).count(None) != n \
                 or list(map(_PARTITION, records)).count(None) != n:
@@ -447,6 +459,9 @@ class SourceTaskRunner(TaskRunner):
 
     def _value_column(self, records: list[SourceRecord]) -> list[bytes | None] | None:
         """The values of a batch sent to one topic, converted at once if the value converter can (else None)."""
+        if type(records) is SourceRecords and not records.built:  # its columns, without making its records
+            return self.value_converter.from_connect_column(records.topic, [records.value_schema] * len(records),
+                                                            records.values)
         topics = list(map(_TOPIC, records))
         if not topics or topics.count(topics[0]) != len(topics):
             return None
