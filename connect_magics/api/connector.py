@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from connect_magics.api.config import ConfigDef, ConfigValue
-from connect_magics.api.records import SinkRecord, SinkRecords, SourceRecord, TopicPartition
+from connect_magics.api.records import SinkRecord, SinkRecords, SourceRecord, SourceRecords, TopicPartition
 
 
 class ConnectorContext:
@@ -240,7 +240,8 @@ class Task(ABC):
 
 
 class SourceTask(Task):
-    """Reads from an external system; :meth:`poll` returns records or None when idle."""
+    """Reads from an external system; :meth:`poll` returns records (a list, or a
+    :class:`~connect_magics.api.records.SourceRecords` batch of alike records kept as columns) or None when idle."""
 
     context: SourceTaskContext
 
@@ -248,7 +249,7 @@ class SourceTask(Task):
         self.context = context
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None: ...
+    def poll(self) -> list[SourceRecord] | SourceRecords | None: ...
 
     def commit(self) -> None:
         """Called after offsets were committed."""

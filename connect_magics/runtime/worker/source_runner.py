@@ -40,7 +40,7 @@ _KEY, _KEY_SCHEMA, _PARTITION = attrgetter("key"), attrgetter("key_schema"), att
 _TIMESTAMP, _HEADERS = attrgetter("timestamp"), attrgetter("_headers")
 
 
-def _first(records: Sequence[SourceRecord], count: int) -> Sequence[SourceRecord]:
+def _sent_head(records: Sequence[SourceRecord], count: int) -> Sequence[SourceRecord]:
     """``records[:count]`` for the offsets bookkeeping, which keeps each source partition's last record: of
     ``SourceRecords`` not read as records (one source partition), that last record alone, made by itself."""
     if type(records) is SourceRecords and not records.built:
@@ -423,7 +423,7 @@ class SourceTaskRunner(TaskRunner):
                 sent += 1
             index = len(records)
         finally:
-            submitted.submit(batch, _first(records, index), sent)
+            submitted.submit(batch, _sent_head(records, index), sent)
             self.task_metrics.written.record(sent)
             self.task_metrics.active.sample(self._outstanding())
 
