@@ -128,6 +128,9 @@ class ProducerFence:
         self._claim_error: BaseException | None = None  # why a claim failed for good
         self.reclaims = 0  # how often a lost producer was replaced
         self._claiming: threading.Thread | None = None  # a claim going on in the background
+        # A producer whose init_transactions timed out: librdkafka goes on with it, and the same call again resumes
+        # the claim ("retry call to resume") instead of a new producer starting over.
+        self._resuming: Producer | None = None
         self._closed = threading.Event()
         self._lock = threading.Lock()  # one transaction at a time
         #: The Kafka clients promised to the holder in this process (storage/client_limit.py), or None.
@@ -192,9 +195,11 @@ class ProducerFence:
         self._claiming.start()
 
     def _claim_now(self) -> None:
-        producer = new_client(Producer, {**self._config, "transactional.id": self.transactional_id,
-                                         "enable.idempotence": True, "logger": client_logger("producer")},
-                              self.what, self.reservation)
+        producer, self._resuming = self._resuming, None
+        if producer is None:
+            producer = new_client(Producer, {**self._config, "transactional.id": self.transactional_id,
+                                             "enable.idempotence": True, "logger": client_logger("producer")},
+                                  self.what, self.reservation)
         try:
             producer.init_transactions(self.timeout)
         except KafkaException as e:  # a missing ACL is named (WRITE on the transactional id), never retried
@@ -202,6 +207,9 @@ class ProducerFence:
                                  transactional_id=("WRITE", self.transactional_id))
             if named is not None:
                 raise named from e
+            if e.args and isinstance(e.args[0], KafkaError) and e.args[0].code() == KafkaError._TIMED_OUT \
+                    and not self._closed.is_set():
+                self._resuming = producer
             raise
         # A successor may have registered and claimed between this holder's registration and its claim (a process
         # paused in between, then woken): this claim fenced the successor, which claims again; this one must not
@@ -428,5 +436,6 @@ class ProducerFence:
     def close(self) -> None:
         """Give up the fence (what was committed stays; nothing is left to flush outside a transaction)."""
         self._closed.set()
+        self._resuming = None
         with self._lock:
             self._producer = None

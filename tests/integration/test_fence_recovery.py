@@ -17,9 +17,10 @@ from helpers import wait_until
 from raw_topics import create_topics, read_records
 
 from connect_magics import ConnectRuntime
+from connect_magics.local import EmbeddedBroker
 from connect_magics.runtime.worker.fencing import TaskFence, TaskFencedError, TaskOwnership, transactional_id
 from connect_magics.runtime.worker.task_id import TaskId
-from connect_magics.storage.fence import TransactionLostError
+from connect_magics.storage.fence import ProducerFence, TransactionLostError
 from connect_magics.storage.group_offsets import list_group_offsets
 from connect_magics.storage.task_control import TaskControlStore
 
@@ -134,3 +135,26 @@ def test_tasks_go_on_after_their_producer_epoch_was_bumped(bootstrap, unique, tm
     if kind == "exactly-once-source":  # started again from its committed offsets: each number once
         seqs = [json.loads(v)["payload"]["seq"] for _, v in read_records(bootstrap, topic)]  # read_committed
         assert len(seqs) == len(set(seqs)), "a number was read committed twice"
+
+
+def test_a_claim_that_timed_out_resumes_on_the_same_producer(tmp_path, unique) -> None:
+    """A claim against a frozen broker times out; librdkafka goes on with that producer, and the claim tried again
+    once the broker answers is that producer's (init_transactions called again resumes it: "retry call to
+    resume"), not a new producer's starting over, which would also fence it."""
+    broker = EmbeddedBroker(tmp_path / "broker").start()
+    fence = ProducerFence(f"resume-{unique}", {"bootstrap.servers": broker.bootstrap_servers}, timeout=2.0)
+    try:
+        broker.pause()
+        try:
+            fence.claim(wait=False)  # in the background, tried again after each failure
+            wait_until(lambda: fence._resuming is not None, 30, message="a claim timed out")
+            timed_out = fence._resuming
+        finally:
+            broker.resume()
+        wait_until(lambda: fence.wait_claimed(1.0), 60, message="the claim done")
+        assert fence.producer is timed_out
+        with fence.transaction() as producer:
+            producer.produce(f"resumed-{unique}", b"written")
+    finally:
+        fence.close()
+        broker.stop()
