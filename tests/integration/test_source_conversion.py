@@ -106,15 +106,25 @@ class KeyedBatchesTask(SourceTask):
         offset = self.context.offset_storage_reader().offset({"batches": "keyed"})
         self.next = offset["next"] if offset else 0
 
-    def poll(self) -> list[SourceRecord] | None:
+    def next_batch(self) -> tuple[range, int | None] | None:
+        """The numbers of the next batch of 500 and its timestamp (every other batch has none); None when done."""
         if self.next >= self.count:
             time.sleep(0.05)  # an idle source's poll() wait, as FileStreamSource's
             return None
         numbers = range(self.next, min(self.next + 500, self.count))
         timestamp = None if self.next // 500 % 2 else 1_700_000_000_000 + self.next
         self.next = numbers[-1] + 1
+        return numbers, timestamp
+
+    def value(self, i: int) -> str | bytes:
+        return f"v{i}".encode() if self.raw else f"v{i}"
+
+    def poll(self) -> list[SourceRecord] | None:
+        if (batch := self.next_batch()) is None:
+            return None
+        numbers, timestamp = batch
         return [SourceRecord({"batches": "keyed"}, {"next": i + 1}, self.topic, None, None, f"k{i}", None,
-                             f"v{i}".encode() if self.raw else f"v{i}", timestamp) for i in numbers]
+                             self.value(i), timestamp) for i in numbers]
 
     def stop(self) -> None:
         pass
@@ -167,16 +177,13 @@ class ColumnBatchesTask(KeyedBatchesTask):
     returned: list[SourceRecords] = []
 
     def poll(self) -> SourceRecords | None:
-        if self.next >= self.count:
-            time.sleep(0.05)  # an idle source's poll() wait, as FileStreamSource's
+        if (batch := self.next_batch()) is None:
             return None
-        numbers = range(self.next, min(self.next + 500, self.count))
-        timestamp = None if self.next // 500 % 2 else 1_700_000_000_000 + self.next
-        self.next = numbers[-1] + 1
-        batch = SourceRecords({"batches": "keyed"}, [{"next": i + 1} for i in numbers], self.topic, None,
-                              [f"v{i}".encode() if self.raw else f"v{i}" for i in numbers], timestamp)
-        ColumnBatchesTask.returned.append(batch)
-        return batch
+        numbers, timestamp = batch
+        records = SourceRecords({"batches": "keyed"}, [{"next": i + 1} for i in numbers], self.topic, None,
+                                list(map(self.value, numbers)), timestamp)
+        ColumnBatchesTask.returned.append(records)
+        return records
 
 
 @pytest.mark.parametrize("converter", CONVERTERS)
