@@ -4,7 +4,7 @@ the batch sent it back to the one-by-one path (a string to escape, a transformat
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -105,11 +105,12 @@ class KeyedBatchesTask(SourceTask):
         self.topic, self.count, self.raw = props["topic"], int(props["count"]), props["values"] == "bytes"
         offset = self.context.offset_storage_reader().offset({"batches": "keyed"})
         self.next = offset["next"] if offset else 0
+        self.stopping = threading.Event()
 
     def next_batch(self) -> tuple[range, int | None] | None:
         """The numbers of the next batch of 500 and its timestamp (every other batch has none); None when done."""
         if self.next >= self.count:
-            time.sleep(0.05)  # an idle source's poll() wait, as FileStreamSource's
+            self.stopping.wait(0.05)  # an idle source's poll() wait, which stop() ends, as FileStreamSource's
             return None
         numbers = range(self.next, min(self.next + 500, self.count))
         timestamp = None if self.next // 500 % 2 else 1_700_000_000_000 + self.next
@@ -127,7 +128,7 @@ class KeyedBatchesTask(SourceTask):
                              self.value(i), timestamp) for i in numbers]
 
     def stop(self) -> None:
-        pass
+        self.stopping.set()
 
 
 CONVERTERS = {"String": "org.apache.kafka.connect.storage.StringConverter", "Json": JSON,
