@@ -746,11 +746,11 @@ class JsonConverter(_DualConverter):
     def to_connect_column(self, topic: str, datas: Sequence[bytes | None]) -> Sequence[tuple[Schema | None, Any]]:
         """:meth:`to_connect_data` for each of a batch: plain strings as a :class:`StringColumn`, envelopes through
         the fast path with one call each, schemaless values parsed without a call per value."""
-        if datas.count(None) == len(datas):  # e.g. the keys of records without keys
-            return [NULL_SCHEMA_AND_VALUE] * len(datas)
         strings = self._string_column(datas)
         if strings is not None:
             return strings
+        if datas.count(None) == len(datas):  # e.g. the keys of records without keys
+            return [NULL_SCHEMA_AND_VALUE] * len(datas)
         to_connect = partial(self.to_connect_data, topic)
         if self.schemas_enabled:
             fast = self._from_envelope
@@ -763,9 +763,11 @@ class JsonConverter(_DualConverter):
 
     def _string_column(self, datas: Sequence[bytes | None]) -> StringColumn | None:
         """Strings with nothing escaped (in envelopes of one string schema, or bare), what text sinks mostly read,
-        in a few C loops over the batch: joined by newlines; each boundary must be a string's end and the next
-        one's start, and nothing else in the batch a quote, backslash or control byte (a newline is one: only
-        the boundaries hold them); split again. None for any other batch (one by one).
+        in a few C loops over the batch, joined by newlines; None for any other batch (one by one). Each value is
+        cut between the head and tail its strings have (``"`` and ``"``, or the envelope's); the cut strings,
+        rejoined with those heads and tails, must give the batch back byte for byte, and hold no quote, backslash
+        or control byte (a newline is one: so the batch's only newlines are its joins, and each value was its
+        head, its string and its tail).
 
         >>> c = JsonConverter(); c.configure({"schemas.enable": "false"}, is_key=False)
         >>> list(c._string_column([b'"a"', b'"\\xc3\\xa9"']))
@@ -783,23 +785,21 @@ class JsonConverter(_DualConverter):
             if envelope is None:
                 return None
             prefix, schema, _ = envelope
-            if schema is None or schema.type is not SchemaType.STRING:  # a STRING payload reads as the string
-                return None
+            if schema is None or schema.type is not SchemaType.STRING or b"\n" in prefix:
+                return None  # a STRING payload reads as the string
             head, tail = prefix + b'"', b'"}'
         try:
             joined = b"\n".join(datas)
         except TypeError:  # a null among them
             return None
-        boundary, joins = tail + b"\n" + head, len(datas) - 1
-        if len(joined) < len(head) + len(tail) or not (joined.startswith(head) and joined.endswith(tail)) \
-                or b"\n" in head:
+        start, end = len(head), -len(tail)
+        strings = [data[start:end] for data in datas]
+        rejoined = (tail + b"\n" + head).join(strings)
+        if len(joined) != start + len(rejoined) + len(tail) \
+                or not (joined.startswith(head) and joined.startswith(rejoined, start) and joined.endswith(tail)):
             return None
-        body = joined[len(head):-len(tail)]  # each boundary in it, apart from the first start and the last end
-        text = body.replace(boundary, b"\n")
-        # As many boundaries replaced as joins (each shortens the body by all but its newline), and their newlines
-        # the only bytes left that a JSON string escapes: so each join's newline was inside one of them.
-        if len(body) - len(text) != joins * (len(boundary) - 1) \
-                or len(text) - len(text.translate(None, _JSON_ESCAPED)) != joins:
+        text = b"\n".join(strings)
+        if len(text) - len(text.translate(None, _JSON_ESCAPED)) != len(datas) - 1:  # the joins' newlines only
             return None
         try:
             return StringColumn(schema, text.decode("utf-8", "surrogatepass"), len(datas))

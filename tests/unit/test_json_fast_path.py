@@ -266,7 +266,8 @@ def _envelope(schema: str, payload: bytes) -> bytes:
 
 _REQUIRED, _OPTIONAL = '{"type":"string","optional":false}', '{"type":"string","optional":true}'
 _PIECES = [b'"a"', b'"x"', b'"\xc3\xa9\xe6\x97\xa5"', b'""', b'"a\\u0041"', b'"tab\there"', b'"line\nbreak"',
-           b'"a\\"b"', b'"', b'"}', b'"\n"', b"", b"7", b"null", b' "a"', b'"\xff"', b'"a"\n"b"', None]
+           b'"a\\"b"', b'"', b'"}', b'"\n"', b"", b"7", b"null", b' "a"', b'"\xff"', b'"a"\n"b"', b'"a""', b'""""',
+           b'a"', b'"a', b'"x"}\n{"schema":' + _REQUIRED.encode() + b',"payload":"y"', None]
 
 
 @pytest.mark.parametrize("schemas", ["true", "false"])
