@@ -763,11 +763,11 @@ class JsonConverter(_DualConverter):
 
     def _string_column(self, datas: Sequence[bytes | None]) -> StringColumn | None:
         """Strings with nothing escaped (in envelopes of one string schema, or bare), what text sinks mostly read,
-        in a few C loops over the batch, joined by newlines; None for any other batch (one by one). Each value is
-        cut between the head and tail its strings have (``"`` and ``"``, or the envelope's); the cut strings,
-        rejoined with those heads and tails, must give the batch back byte for byte, and hold no quote, backslash
-        or control byte (a newline is one: so the batch's only newlines are its joins, and each value was its
-        head, its string and its tail).
+        in a few C loops over the batch, joined by newlines; None for any other batch (one by one). Bare strings
+        are split at their quotes (``'"a"\\n"b"'`` must give ``['', 'a', '\\n', 'b', '']``); envelopes are cut
+        between their head and tail, and rejoined with them must give the batch back byte for byte. Either way the
+        strings may hold no quote, backslash or control byte (a newline is one: so the batch's only newlines are
+        its joins, and each value was its head, its string and its tail).
 
         >>> c = JsonConverter(); c.configure({"schemas.enable": "false"}, is_key=False)
         >>> list(c._string_column([b'"a"', b'"\\xc3\\xa9"']))
@@ -779,7 +779,6 @@ class JsonConverter(_DualConverter):
         if first.__class__ is not bytes:
             return None
         schema: Schema | None = None
-        head, tail = b'"', b'"'
         if self.schemas_enabled:
             envelope = self._envelope_starting(first)
             if envelope is None:
@@ -787,22 +786,29 @@ class JsonConverter(_DualConverter):
             prefix, schema, _ = envelope
             if schema is None or schema.type is not SchemaType.STRING or b"\n" in prefix:
                 return None  # a STRING payload reads as the string
-            head, tail = prefix + b'"', b'"}'
         try:
             joined = b"\n".join(datas)
         except TypeError:  # a null among them
             return None
-        start, end = len(head), -len(tail)
-        strings = [data[start:end] for data in datas]
-        rejoined = (tail + b"\n" + head).join(strings)
-        if len(joined) != start + len(rejoined) + len(tail) \
-                or not (joined.startswith(head) and joined.startswith(rejoined, start) and joined.endswith(tail)):
-            return None
+        count = len(datas)
+        if not self.schemas_enabled:
+            parts = joined.split(b'"')
+            if len(parts) != 2 * count + 1 or parts[0] or parts[-1] or parts[2:-1:2].count(b"\n") != count - 1:
+                return None
+            strings = parts[1::2]
+        else:
+            head, tail = prefix + b'"', b'"}'
+            start, end = len(head), -len(tail)
+            strings = [data[start:end] for data in datas]
+            rejoined = (tail + b"\n" + head).join(strings)
+            if len(joined) != start + len(rejoined) + len(tail) or not (
+                    joined.startswith(head) and joined.startswith(rejoined, start) and joined.endswith(tail)):
+                return None
         text = b"\n".join(strings)
-        if len(text) - len(text.translate(None, _JSON_ESCAPED)) != len(datas) - 1:  # the joins' newlines only
+        if len(text) - len(text.translate(None, _JSON_ESCAPED)) != count - 1:  # the joins' newlines only
             return None
         try:
-            return StringColumn(schema, text.decode("utf-8", "surrogatepass"), len(datas))
+            return StringColumn(schema, text.decode("utf-8", "surrogatepass"), count)
         except UnicodeDecodeError:
             return None
 
