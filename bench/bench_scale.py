@@ -140,13 +140,27 @@ def placement(url: str) -> dict[tuple[str, int], str | None] | None:
     return out
 
 
-def all_running(url: str, tasks: int, exclude: str | None = None) -> Callable[[], dict | None]:
+def all_running(url: str, tasks: int, exclude: str | None = None, curve: list[tuple[float, int]] | None = None,
+                since: float = 0.0) -> Callable[[], dict | None]:
+    """A check that every task is RUNNING (none on worker ``exclude``); each look's count of RUNNING tasks (none
+    on ``exclude``) goes to ``curve`` with its time after ``since`` (a ``time.monotonic()``)."""
+
     def check() -> dict | None:
         placed = placement(url)
+        if curve is not None and placed is not None:
+            curve.append((time.monotonic() - since, sum(w is not None and w != exclude for w in placed.values())))
         if placed is None or len(placed) != tasks or None in placed.values() or exclude in placed.values():
             return None
         return placed
     return check
+
+
+def milestones(curve: list[tuple[float, int]], tasks: int, before: int) -> str:
+    """When a quarter, half and three quarters of the tasks to start (all but the ``before`` RUNNING before) were
+    RUNNING."""
+    todo = tasks - before
+    times = [next((f"{t:.1f}" for t, n in curve if n - before >= todo * q), "-") for q in (0.25, 0.5, 0.75)]
+    return f"a quarter, half, three quarters RUNNING at {', '.join(times)} s"
 
 
 def count_sequences(bootstrap: str, topic: str) -> tuple[int, int, int]:
@@ -287,22 +301,27 @@ def main() -> None:
         victim = workers[-1]
         moved = counts[victim.worker_id]
         victim.stop(signal.SIGKILL)
-        killed = time.monotonic()
-        wait_for(all_running(leader.url, total, exclude=victim.worker_id), 600, "the killed worker's tasks elsewhere")
+        killed, curve = time.monotonic(), []
+        wait_for(all_running(leader.url, total, exclude=victim.worker_id, curve=curve, since=killed), 600,
+                 "the killed worker's tasks elsewhere")
         rows.add((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{time.monotonic() - killed:.1f} s",
-                     f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s"))
+                     f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s; "
+                     + milestones(curve, total, total - moved)))
         workers[-1] = Worker(bootstrap, group, victim.port, config.name)
         wait_for(workers[-1].ready, 120, "the killed worker back")
 
         # 5. a group restart
         stop_all(workers)
-        restarted = time.monotonic()
+        restarted, curve = time.monotonic(), []
         workers = [Worker(bootstrap, group, port, config.name) for port in ports]
-        wait_for(all_running(workers[0].url, total), 900, "every task RUNNING after the restart")
+        wait_for(all_running(workers[0].url, total, curve=curve, since=restarted), 900,
+                 "every task RUNNING after the restart")
         counts = collections.Counter(placement(workers[0].url).values())
+        first = next((f"{t:.1f}" for t, n in curve if n), "-")
         rows.add((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
                      f"{time.monotonic() - restarted:.1f} s",
-                     "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)))
+                     "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)
+                     + f"; first RUNNING at {first} s, " + milestones(curve, total, 0)))
 
         # 6. every record of every task, read committed, once the group has stopped: each task's sequence
         # numbers 0..n, once each
