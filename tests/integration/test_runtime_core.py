@@ -396,6 +396,53 @@ def test_a_source_task_waiting_in_poll_is_stopped_at_once_and_once(runtime_facto
     assert (task.waits, task.stops) == (["woken"], 1)
 
 
+class LateFailingTask(SourceTask):
+    """A source task whose ``start()`` waits to be released, then raises (as one whose runtime closed a client
+    under it while it started)."""
+
+    started, release = threading.Event(), threading.Event()
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: dict[str, str]) -> None:
+        LateFailingTask.started.set()
+        LateFailingTask.release.wait(60)
+        raise RuntimeError("Consumer closed")
+
+    def poll(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        pass
+
+
+class LateFailingSource(WaitingSource):
+    def task_class(self) -> type:
+        return LateFailingTask
+
+
+def test_a_task_failing_after_it_was_asked_to_stop_stops_without_failing(runtime_factory, caplog) -> None:
+    """Kafka's WorkerTask: an exception after the task was scheduled for shutdown is a warning; the task is not
+    FAILED (a worker stopping while hundreds of tasks start closes their shared clients under some of them)."""
+    rt = runtime_factory()
+    rt.plugins.register(LateFailingSource)
+    rt.create_connector("late", {"connector.class": "LateFailingSource"})
+    wait_until(LateFailingTask.started.is_set, 30, message="the task starting")
+    runner = rt.herder.task_handle("late", 0).runner
+    stopping = threading.Thread(target=rt.stop_connector, args=("late",))
+    stopping.start()
+    wait_until(lambda: runner.stopping, 30, message="the task asked to stop")
+    LateFailingTask.release.set()
+    stopping.join(60)
+    wait_until(runner.done.is_set, 30, message="the task stopped")
+    assert not runner.failed
+    assert "Task late-0 threw an exception after being scheduled for shutdown" in caplog.text
+    assert "Task late-0 failed" not in caplog.text
+    assert rt.connector_status("late")["connector"]["state"] == "STOPPED"
+    assert all(t["state"] != "FAILED" for t in rt.connector_status("late")["tasks"])
+
+
 def test_request_task_reconfiguration(runtime_factory, bootstrap, unique) -> None:
     topic = f"reconf-{unique}"
     create_topic(bootstrap, topic)

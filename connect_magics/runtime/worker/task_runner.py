@@ -207,9 +207,12 @@ class TaskRunner(ABC):
             self._fenced = True
             log.warning("Task %s was fenced by a newer instance and stops without committing", self.id)
         except BaseException as e:  # noqa: BLE001 - a task failure must never escape its thread
-            self._failed = True
-            log.error("Task %s failed", self.id, exc_info=True)
-            self._report("FAILED", first_line_trace(e, lambda err: "".join(traceback.format_exception(err))))
+            if self._stopping:  # as Kafka's WorkerTask: a warning, and the task stops as any other (not FAILED)
+                log.warning("Task %s threw an exception after being scheduled for shutdown", self.id, exc_info=True)
+            else:
+                self._failed = True
+                log.error("Task %s failed", self.id, exc_info=True)
+                self._report("FAILED", first_line_trace(e, lambda err: "".join(traceback.format_exception(err))))
         finally:
             # Safe after a failure too: only acknowledged (source) or put (sink) records are committed.
             try:
