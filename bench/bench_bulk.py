@@ -169,7 +169,7 @@ def main() -> None:
     logging.basicConfig(level=logging.CRITICAL)  # task failures at the process's client limit are counted below
     broker = None
     if args.bootstrap is None:
-        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="bench-bulk-"))
+        broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers
     empty = tempfile.NamedTemporaryFile(prefix="bench-bulk-", suffix=".txt", delete=False)

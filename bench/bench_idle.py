@@ -114,7 +114,7 @@ def main() -> None:
 
     broker = None
     if args.bootstrap is None:
-        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="bench-idle-broker-"))
+        broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers  # type: ignore[union-attr]
     try:

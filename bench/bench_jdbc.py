@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import decimal
 import json
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -199,7 +198,7 @@ def main() -> None:
     broker = None
     gc_threshold.raise_once()  # the bare loops too run with the collector's threshold that tasks set: like for like
     if args.bootstrap is None:
-        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="jdbc-bench-broker-"))
+        broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers
     pg = PostgresServer().start()

@@ -29,7 +29,6 @@ import argparse
 import json
 import logging
 import socket
-import tempfile
 import time
 import uuid
 
@@ -112,7 +111,7 @@ def main() -> None:
     gc_threshold.raise_once()  # the bare loops too run with the collector's threshold that tasks set: like for like
     broker = None
     if args.bootstrap is None:
-        broker = EmbeddedBroker(tempfile.mkdtemp(prefix="s3-bench-broker-"))
+        broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs every request

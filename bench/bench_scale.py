@@ -218,7 +218,7 @@ def main() -> None:
     if args.bootstrap is None:
         from connect_magics.local import EmbeddedBroker
 
-        broker = EmbeddedBroker(data_dir=tempfile.mkdtemp(prefix="bench-scale-"))
+        broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers
     group, topic = f"scale-{uuid.uuid4().hex[:8]}", f"scale-{uuid.uuid4().hex[:8]}"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -91,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
 
-    broker = EmbeddedBroker(tempfile.mkdtemp(prefix="bench-status-"))
+    broker = EmbeddedBroker()
     broker.start()
     try:
         topic = "bench-status"

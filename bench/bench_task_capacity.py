@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--max-connectors", type=int, default=600)
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
-    broker = EmbeddedBroker(tempfile.mkdtemp(prefix="bench-capacity-"))
+    broker = EmbeddedBroker()
     broker.start()
     try:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
