@@ -13,7 +13,7 @@ task to one topic. Measured, in order:
 2. resident memory and threads of each worker process, per task it runs;
 3. status latency: ``GET /connectors?expand=status`` (every connector's status, one call) on a follower;
 4. a killed worker (SIGKILL): the time until its tasks are RUNNING on the others (bound: session timeout +
-   delay + one look of the leader, 1 s);
+   delay + one look of the leader, 1 s), then a new worker at its address and the time until it has its share;
 5. a group restart: every worker stopped (SIGTERM, all at once) and started again at its address; the time from the first
    start until every task is RUNNING again;
 6. the count: every record read back (read committed), each (connector, task)'s sequence numbers checked to be
@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -140,27 +141,70 @@ def placement(url: str) -> dict[tuple[str, int], str | None] | None:
     return out
 
 
-def all_running(url: str, tasks: int, exclude: str | None = None, curve: list[tuple[float, int]] | None = None,
-                since: float = 0.0) -> Callable[[], dict | None]:
-    """A check that every task is RUNNING (none on worker ``exclude``); each look's count of RUNNING tasks (none
-    on ``exclude``) goes to ``curve`` with its time after ``since`` (a ``time.monotonic()``)."""
+def all_running(url: str, tasks: int, exclude: str | None = None) -> Callable[[], dict | None]:
+    """A check that every task is RUNNING in the REST API of ``url`` (none on worker ``exclude``)."""
 
     def check() -> dict | None:
         placed = placement(url)
-        if curve is not None and placed is not None:
-            curve.append((time.monotonic() - since, sum(w is not None and w != exclude for w in placed.values())))
         if placed is None or len(placed) != tasks or None in placed.values() or exclude in placed.values():
             return None
         return placed
     return check
 
 
-def milestones(curve: list[tuple[float, int]], tasks: int, before: int) -> str:
-    """When a quarter, half and three quarters of the tasks to start (all but the ``before`` RUNNING before) were
-    RUNNING."""
-    todo = tasks - before
-    times = [next((f"{t:.1f}" for t, n in curve if n - before >= todo * q), "-") for q in (0.25, 0.5, 0.75)]
+def milestones(curve: list[tuple[float, int]], tasks: int) -> str:
+    """When a quarter, half and three quarters of ``tasks`` were RUNNING, from a curve of (time, count)."""
+    times = [next((f"{t:.1f}" for t, n in curve if n >= tasks * q), "-") for q in (0.25, 0.5, 0.75)]
     return f"a quarter, half, three quarters RUNNING at {', '.join(times)} s"
+
+
+class StatusWatcher:
+    """Every task's last status as the workers wrote it to the group's status topic, read on a thread of its own:
+    when tasks run, without a REST call to a worker busy starting hundreds of tasks in between (such a call
+    answered only after 30 s in a group restart)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        config = {"bootstrap.servers": bootstrap, "group.id": f"watch-{uuid.uuid4().hex[:8]}",
+                  "enable.auto.commit": False}
+        self._consumer, self._ends = Consumer(config), Consumer(config)  # a query waits while the other consumes
+        partitions = self._ends.list_topics(topic, timeout=30).topics[topic].partitions
+        self._partitions = [TopicPartition(topic, p) for p in partitions]
+        self._consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        self._last: dict[bytes, tuple[int, int, str | None, str | None]] = {}  # key: partition, offset, state, worker
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for msg in self._consumer.consume(1000, timeout=0.2):
+                key = msg.key()
+                if msg.error() is None and key and key.startswith(b"status-task-"):
+                    value = json.loads(msg.value()) if msg.value() else {}
+                    self._last[key] = (msg.partition(), msg.offset(), value.get("state"), value.get("worker_id"))
+        self._consumer.close()
+
+    def mark(self) -> dict[int, int]:
+        """The topic's end now: a task counts as RUNNING after the mark only once it wrote RUNNING past it."""
+        return {tp.partition: self._ends.get_watermark_offsets(tp, timeout=30)[1] for tp in self._partitions}
+
+    def curve(self, tasks: int, mark: dict[int, int], exclude: str | None, curve: list[tuple[float, int]],
+              start: float) -> Callable[[], bool]:
+        """A check that ``tasks`` wrote RUNNING past ``mark`` (on no worker ``exclude``); each look's count goes
+        to ``curve`` with its time after ``start``."""
+        def check() -> bool:
+            running = sum(offset >= mark[partition] and state == "RUNNING" and worker != exclude
+                          for partition, offset, state, worker in list(self._last.values()))
+            curve.append((time.monotonic() - start, running))
+            return running >= tasks
+        return check
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._ends.close()
 
 
 def count_sequences(bootstrap: str, topic: str) -> tuple[int, int, int]:
@@ -300,28 +344,42 @@ def main() -> None:
         # 4. a killed worker
         victim = workers[-1]
         moved = counts[victim.worker_id]
+        watcher = StatusWatcher(bootstrap, f"{group}-status")
         victim.stop(signal.SIGKILL)
-        killed, curve = time.monotonic(), []
-        wait_for(all_running(leader.url, total, exclude=victim.worker_id, curve=curve, since=killed), 600,
-                 "the killed worker's tasks elsewhere")
-        rows.add((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{time.monotonic() - killed:.1f} s",
-                     f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s; "
-                     + milestones(curve, total, total - moved)))
+        killed, curve, mark = time.monotonic(), [], watcher.mark()
+        wait_for(watcher.curve(moved, mark, victim.worker_id, curve, killed), 600, "the killed worker's tasks elsewhere")
+        moved_in = time.monotonic() - killed
+        wait_for(all_running(leader.url, total, exclude=victim.worker_id), 600, "the move in the REST API")
+        rows.add((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{moved_in:.1f} s",
+                  f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s; "
+                  + milestones(curve, moved) + f"; all in the REST API at {time.monotonic() - killed:.1f} s"))
         workers[-1] = Worker(bootstrap, group, victim.port, config.name)
         wait_for(workers[-1].ready, 120, "the killed worker back")
+        back = time.monotonic()
+
+        def balanced() -> bool:  # every worker within a task of the others: the restart starts from a full share each
+            placed = placement(leader.url)
+            counts = collections.Counter(placed.values()) if placed and None not in placed.values() else {}
+            return len(counts) == len(workers) and max(counts.values()) - min(counts.values()) <= 1
+        wait_for(balanced, 300, "the group balanced again")
+        rows.add(("the replaced worker given its share", f"{time.monotonic() - back:.1f} s",
+                  "after its REST API answered"))
 
         # 5. a group restart
         stop_all(workers)
-        restarted, curve = time.monotonic(), []
+        restarted, curve, mark = time.monotonic(), [], watcher.mark()
         workers = [Worker(bootstrap, group, port, config.name) for port in ports]
-        wait_for(all_running(workers[0].url, total, curve=curve, since=restarted), 900,
-                 "every task RUNNING after the restart")
+        wait_for(watcher.curve(total, mark, None, curve, restarted), 900, "every task RUNNING after the restart")
+        all_in = time.monotonic() - restarted
+        wait_for(all_running(workers[0].url, total), 900, "the restart in the REST API")
         counts = collections.Counter(placement(workers[0].url).values())
         first = next((f"{t:.1f}" for t, n in curve if n), "-")
-        rows.add((f"group restart ({args.workers} workers): all {total} tasks RUNNING",
-                     f"{time.monotonic() - restarted:.1f} s",
-                     "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)
-                     + f"; first RUNNING at {first} s, " + milestones(curve, total, 0)))
+        rows.add((f"group restart ({args.workers} workers): all {total} tasks RUNNING", f"{all_in:.1f} s",
+                  "tasks per worker: " + ", ".join(str(counts[w.worker_id]) for w in workers)
+                  + f"; first RUNNING at {first} s, " + milestones(curve, total)
+                  + f"; all in the REST API at {time.monotonic() - restarted:.1f} s"))
+
+        watcher.close()
 
         # 6. every record of every task, read committed, once the group has stopped: each task's sequence
         # numbers 0..n, once each

@@ -175,7 +175,7 @@ class TaskRunner(ABC):
     # -- the thread body ---------------------------------------------------------------------
     def run(self) -> None:
         """The task's whole life; returns when stopped or failed."""
-        reported_paused = False
+        reported_paused = stopped_failing = False
         gc_threshold.raise_once()
         try:
             # Earlier instances can no longer commit once this is done. A claim may wait for its turn (hundreds
@@ -207,10 +207,11 @@ class TaskRunner(ABC):
             self._fenced = True
             log.warning("Task %s was fenced by a newer instance and stops without committing", self.id)
         except BaseException as e:  # noqa: BLE001 - a task failure must never escape its thread
-            if self._stopping:  # as Kafka's WorkerTask: a warning, and the task stops as any other (not FAILED)
+            self._failed = True  # what it was doing is not committed (an exactly-once task aborts its transaction)
+            if self._stopping:  # as Kafka's WorkerTask: a warning, and the status of a stopped task (not FAILED)
+                stopped_failing = True
                 log.warning("Task %s threw an exception after being scheduled for shutdown", self.id, exc_info=True)
             else:
-                self._failed = True
                 log.error("Task %s failed", self.id, exc_info=True)
                 self._report("FAILED", first_line_trace(e, lambda err: "".join(traceback.format_exception(err))))
         finally:
@@ -232,7 +233,7 @@ class TaskRunner(ABC):
             if self.fence is not None:
                 self.fence.close()
             # a fenced or superseded instance's successor owns the status (its RUNNING must not be overwritten)
-            if not self._failed and not self._fenced and not self._superseded():
+            if (not self._failed or stopped_failing) and not self._fenced and not self._superseded():
                 self._report("UNASSIGNED")
             if self.clients is not None:  # what it never built is free for other tasks
                 self.clients.release()
