@@ -3,6 +3,8 @@ and the offsets committed for every partition, rewinds included."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +20,7 @@ from connect_magics.api.config import java_str
 from connect_magics.api.converters import ByteArrayConverter, StringConverter
 from connect_magics.api.errors import RetriableException
 from connect_magics.connectors import verifying
+from connect_magics.storage import fence as fences
 from connect_magics.storage.group_offsets import list_group_offsets
 
 pytestmark = pytest.mark.broker
@@ -266,3 +269,48 @@ def test_file_sink_subscribed_to_two_topics_writes_both(rt, bootstrap, unique, t
                                            "file": str(out), "value.converter": STRING, "key.converter": STRING})
     wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 1000, 60, message="every line")
     assert sorted(out.read_text().splitlines()) == sorted(f"v{i}" for i in range(500) for _ in topics)
+
+
+def test_partitions_revoked_while_the_claim_goes_on_are_committed_once_it_is_done(rt, bootstrap, unique,
+                                                                                    caplog) -> None:
+    """A sink task's fence claim goes on in the background while its records are delivered. Partitions revoked
+    meanwhile (another member joined its group) wait for the claim and commit what the task took, so that their
+    next owner does not consume all of it again (CI: four process sinks wrote one partition twice, its revoke's
+    commit skipped because the claim was under way)."""
+    topic, name = f"revoked-{unique}", f"revoked-{unique}"
+    produce(bootstrap, topic, 2000, partitions=2)
+    turns, held = fences.claim_turns(bootstrap), 0
+    stop, assigned = threading.Event(), []
+    joiner = Consumer({"bootstrap.servers": bootstrap, "group.id": f"connect-{name}", "enable.auto.commit": False})
+
+    def poll() -> None:
+        joiner.subscribe([topic], on_assign=lambda _c, partitions: assigned.extend(partitions))
+        while not stop.is_set() and not assigned:
+            joiner.poll(0.1)
+    thread = threading.Thread(target=poll, daemon=True)
+    try:
+        for _ in range(fences.CONCURRENT_CLAIMS):  # every turn taken: the task's claim waits
+            turns.acquire()
+            held += 1
+        caplog.set_level(logging.INFO, logger="connect_magics")
+        rt.create_connector(name, {"connector.class": "RecordingSink", "topics": topic, "read": "records",
+                                   "value.converter": STRING, "key.converter": BYTES})
+        wait_until(lambda: len(SEEN.get(name, {}).get("values", [])) == 2000, 60, message="every record delivered")
+        assert committed(bootstrap, name) == {}  # a periodic commit does not wait for the claim
+        thread.start()  # the joiner's rebalance revokes the task's partitions
+        wait_until(lambda: "to commit the offsets of its revoked partitions" in caplog.text, 60,
+                   message="the revoke waiting for the claim")
+        while held:  # the claim takes its turn and ends; the revoke commits
+            turns.release()
+            held -= 1
+        wait_until(lambda: assigned, 60, message="the joiner's partitions")
+        assert committed(bootstrap, name) == {0: 1000, 1: 1000}
+        assert sorted(SEEN[name]["values"]) == sorted(f"v{i}" for i in range(2000))  # each once
+    finally:
+        while held:
+            turns.release()
+            held -= 1
+        stop.set()
+        if thread.is_alive() or thread.ident:
+            thread.join(30)
+        joiner.close()

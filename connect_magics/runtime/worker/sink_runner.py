@@ -523,7 +523,7 @@ class SinkTaskRunner(TaskRunner):
         current = {tp: o for tp, o in self.current.items() if only is None or tp in only}
         if not current:
             return
-        if self.fence is not None and not self.fence.wait_claimed(self.flush_timeout if self.stopping else 0):
+        if self.fence is not None and not self._claimed_for(only):
             return  # the claim is still under way (the broker is away): commit later
         if self.errors.dlq is not None:  # records sent to the dead letter queue are written before their offsets
             self.errors.dlq.flush(self.flush_timeout)
@@ -532,6 +532,19 @@ class SinkTaskRunner(TaskRunner):
                    if tp in self.assigned]
         if offsets:
             self.timed_commit(partial(self._commit_offsets, offsets))
+
+    def _claimed_for(self, only: set[TopicPartition] | None) -> bool:
+        """Whether the fence's claim is done, so that offsets can be committed. A periodic commit does not wait for
+        it; a stop or a revoke (``only``) does, up to ``offset.flush.timeout.ms``: there is no later commit for the
+        revoked partitions, and their next owner would consume again every record this task wrote."""
+        if self.fence.wait_claimed(0):
+            return True
+        if not (self.stopping or only is not None):
+            return False
+        if only is not None:
+            log.info("Task %s waits up to %d ms for its claim of transactional id %s to commit the offsets of its "
+                     "revoked partitions", self.id, self.flush_timeout * 1000, self.fence.transactional_id)
+        return self.fence.wait_claimed(self.flush_timeout)
 
     def _commit_offsets(self, offsets: list[KafkaTopicPartition]) -> bool:
         try:
