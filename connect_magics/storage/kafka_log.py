@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import (
@@ -256,8 +257,12 @@ class KafkaLog:
         # confluent-kafka consumer calls block while another thread is inside consume(): a second consumer
         # answers offset queries for the reader, the start or end offsets of every partition in one request
         # (storage/offset_queries.py: not an admin client, whose timed-out requests can abort the process).
+        self._query_config = base
         self._queries = new_client(query_consumer, base, what)
         self._ends = Coalesced(self._end_offsets, retry_on=_timed_out)
+        self._watermark_queries: Consumer | None = None  # read_uncommitted, built at the first read past them
+        self._watermark_lock = threading.Lock()
+        self._high_watermarks = Coalesced(self._high_watermark_offsets, retry_on=_timed_out)
         self._positions: dict[int, int] = {}
         self._committed_ends: dict[int, int] = {}  # after committed transactions that wrote to this log
         self._transaction_ends: dict[int, dict[int, int]] = {}  # id(producer) -> ends of its open transaction
@@ -369,23 +374,31 @@ class KafkaLog:
         partition whose records all precede its start offset: nothing to wait for there).
 
         The end is the last stable offset, as the reader is read_committed: a transaction left open by a
-        killed writer must not hold up a reader (its successor's fence aborts it), as in Kafka Connect's
-        ``KafkaBasedLog.readToEnd``. Callers waiting together share one query (storage/coalesced.py)."""
+        killed writer does not hold up a reader (its successor's fence aborts it). Callers waiting together
+        share one query (storage/coalesced.py)."""
         return self._ends(timeout)
 
     def _end_offsets(self, timeout: float) -> dict[int, int]:
         starts, ends = self._offsets(timeout, EARLIEST, LATEST)
         return {p: end for p, end in ends.items() if end > starts[p]}
 
-    def _offsets(self, timeout: float, *specs: int) -> list[dict[int, int]]:
+    def _high_watermark_offsets(self, timeout: float) -> dict[int, int]:
+        with self._watermark_lock:
+            if self._watermark_queries is None:
+                self._watermark_queries = new_client(partial(query_consumer, read_committed=False),
+                                                     self._query_config, f"The log of topic {self.topic}")
+        starts, ends = self._offsets(timeout, EARLIEST, LATEST, queries=self._watermark_queries)
+        return {p: end for p, end in ends.items() if end > starts[p]}
+
+    def _offsets(self, timeout: float, *specs: int, queries: Consumer | None = None) -> list[dict[int, int]]:
         """Per spec (:data:`EARLIEST` or :data:`LATEST`), every partition's offset, in one request; a latest
-        offset is the last stable one. Retries while the partitions have no leader, until ``timeout``
-        (``KafkaException`` ``_TIMED_OUT``)."""
+        offset is the last stable one (the high watermark, asked of the read_uncommitted ``queries``). Retries
+        while the partitions have no leader, until ``timeout`` (``KafkaException`` ``_TIMED_OUT``)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
                 return [{p: offset for (_, p), offset in query_offsets(
-                    self._queries, {(self.topic, p): spec for p in self._partitions},
+                    queries or self._queries, {(self.topic, p): spec for p in self._partitions},
                     deadline - time.monotonic()).items()} for spec in specs]
             except KafkaException as e:  # e.g. no leader yet just after a broker restart
                 if not transient(e.args[0]) or time.monotonic() >= deadline:
@@ -400,9 +413,19 @@ class KafkaLog:
         if named is not None:
             raise named from error
 
-    def read_to_end(self, timeout: float = 30.0) -> None:
-        """Block until every record written before this call has been passed to the callback."""
+    def read_to_end(self, timeout: float = 30.0, past_open_transactions: bool = False) -> None:
+        """Block until every record committed before this call has been passed to the callback.
+
+        With ``past_open_transactions``, up to each partition's high watermark, as Kafka Connect's
+        ``KafkaBasedLog`` reads a read_committed log: a transaction still open in a partition (another writer's
+        commit under way, or one left open by a killed writer until its successor's fence aborts it) hides every
+        record committed after it began from a read_committed reader, and this read waits until it ended. What a
+        task needs before reading its offsets: its predecessor's last commit may lie behind such a transaction.
+        Without it, up to the last stable offsets, and past what this log's own committed transactions wrote."""
         deadline = time.monotonic() + timeout
+        if past_open_transactions:
+            self._read_to(self._high_watermarks(timeout), deadline, waits_for_transactions=True)
+            return
         ends = self.end_offsets(timeout)
         with self._cond:
             for partition, end in self._committed_ends.items():
@@ -417,16 +440,30 @@ class KafkaLog:
             ends = dict(self._committed_ends)
         self._read_to(ends, time.monotonic() + timeout)
 
-    def _read_to(self, ends: Mapping[int, int], deadline: float) -> None:
+    def _read_to(self, ends: Mapping[int, int], deadline: float, waits_for_transactions: bool = False) -> None:
         """Wait until the reader's position in every partition reached its end in ``ends``."""
+        told_at = time.monotonic() + 1.0  # a read past open transactions that takes longer says why, once
         with self._cond:
-            while not all(self._positions.get(p, 0) >= end for p, end in ends.items()):
+            while behind := {p: end for p, end in ends.items() if self._positions.get(p, 0) < end}:
                 if isinstance(self._error, KafkaAccessError):  # the reader may not read: it never will
                     raise self._error
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"Timed out reading topic {self.topic} to its end")
-                self._cond.wait(min(remaining, 0.1))
+                now = time.monotonic()
+                if waits_for_transactions and now >= told_at:
+                    told_at = float("inf")
+                    log.info("Reading topic %s to its end waits for transactions still open in it (%s): a "
+                             "read_committed reader sees no record committed after one began until it ends",
+                             self.topic, self._behind(behind))
+                if now >= deadline:
+                    raise TimeoutError(f"Timed out reading topic {self.topic} to its end ({self._behind(behind)})"
+                                       + (": a transaction still open there (its writer killed before it "
+                                          "committed) ends when its writer's successor claims its transactional "
+                                          "id, or after its transaction.timeout.ms" if waits_for_transactions
+                                          else ""))
+                self._cond.wait(min(deadline - now, 0.1))
+
+    def _behind(self, behind: Mapping[int, int]) -> str:
+        return ", ".join(f"partition {p} read up to {self._positions.get(p, 0)} of {end}"
+                         for p, end in sorted(behind.items()))
 
     def send(self, key: bytes | str | None, value: bytes | None, partition: int | None = None,
              callback: DoneCallback | None = None) -> None:
@@ -651,3 +688,5 @@ class KafkaLog:
             self._thread.join(timeout)
         self._consumer.close()
         self._queries.close()
+        if self._watermark_queries is not None:
+            self._watermark_queries.close()

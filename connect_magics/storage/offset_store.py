@@ -156,8 +156,10 @@ class OffsetStore:
                     parts[frozen] = (partition, offset)
                     keys[frozen] = key
 
-    def read_to_end(self, timeout: float = 30.0) -> None:
-        self.log.read_to_end(timeout)
+    def read_to_end(self, timeout: float = 30.0, past_open_transactions: bool = False) -> None:
+        """Read the topic to its end (see :meth:`KafkaLog.read_to_end`: a task about to read its offsets reads
+        ``past_open_transactions``)."""
+        self.log.read_to_end(timeout, past_open_transactions)
 
     def offsets(self, connector: str) -> list[tuple[Partition, dict[str, Any]]]:
         """Every known partition of ``connector`` with its latest offset."""

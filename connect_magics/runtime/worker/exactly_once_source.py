@@ -26,9 +26,12 @@ from connect_magics.api.records import SourceRecord
 from connect_magics.runtime.config.exactly_once import TransactionBoundary
 from connect_magics.runtime.worker.source_runner import SourceTaskRunner, SubmittedRecords
 from connect_magics.storage.fence import TransactionLostError, broken_producer_error
-from connect_magics.storage.offset_store import validate_format, write_offsets
+from connect_magics.storage.offset_store import OffsetStore, validate_format, write_offsets
 
 log = logging.getLogger(__name__)
+
+#: How long one read of the offsets topic waits for transactions still open in it before it says so and waits on.
+OFFSETS_READ_S = 30.0
 
 COMMIT, ABORT = "commit", "abort"
 
@@ -118,10 +121,23 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
 
     def initialize(self) -> None:
         for store in self.offset_stores:  # read_committed: what earlier instances committed, nothing else
-            store.read_to_end()
+            self._read_to_end(store)
         self._cadence.restart(time.monotonic())  # as the task enters its send loop
         self._producer = self.fence.producer
         self.task.initialize(SourceTaskContext(self.task_config, self.offset_reader(), self.requests))
+
+    def _read_to_end(self, store: OffsetStore) -> None:
+        """Read ``store`` up to its high watermark (the last commit of an earlier instance may lie behind a
+        transaction still open, see :meth:`KafkaLog.read_to_end`); while one stays open, again until the task is
+        stopped, as Kafka Connect's reader waits for it."""
+        while True:
+            try:
+                store.read_to_end(OFFSETS_READ_S, past_open_transactions=True)
+                return
+            except TimeoutError as e:
+                if self.stopping:
+                    raise
+                log.warning("Task %s still waits to read its offsets: %s", self.id, e)
 
     def execute_once(self) -> None:
         """The source task's iteration; a producer that broke on the way (fenced, or failed fatally, in a send,

@@ -199,7 +199,7 @@ class StoreOffsetReader(OffsetStorageReader):
             ready()
         result: dict[Any, dict[str, Any]] = {}
         for store in self.stores:  # later stores (the connector's own topic) override
-            store.read_to_end()  # as Kafka's reader: offsets a previous task just committed are seen
+            store.read_to_end(past_open_transactions=True)  # offsets a previous task just committed are seen
             result.update(store.get(self.connector, partitions))
         return result
 
