@@ -385,8 +385,14 @@ class KafkaLog:
     def _high_watermark_offsets(self, timeout: float) -> dict[int, int]:
         with self._watermark_lock:
             if self._watermark_queries is None:
-                self._watermark_queries = new_client(partial(query_consumer, read_committed=False),
-                                                     self._query_config, f"The log of topic {self.topic}")
+                queries = new_client(partial(query_consumer, read_committed=False), self._query_config,
+                                     f"The log of topic {self.topic}")
+                try:  # its partitions' leaders known before its first query (else _UNKNOWN_PARTITION)
+                    known_partitions(queries, self.topic, timeout)
+                except BaseException:
+                    queries.close()
+                    raise
+                self._watermark_queries = queries
         starts, ends = self._offsets(timeout, EARLIEST, LATEST, queries=self._watermark_queries)
         return {p: end for p, end in ends.items() if end > starts[p]}
 

@@ -134,8 +134,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             try:
                 store.read_to_end(OFFSETS_READ_S, past_open_transactions=True)
                 return
-            except TimeoutError as e:
-                if self.stopping:
+            except (TimeoutError, KafkaException) as e:  # the read, or the query of the ends (a missing ACL raises
+                if self.stopping:                          # KafkaAccessError: not retried)
                     raise
                 log.warning("Task %s still waits to read its offsets: %s", self.id, e)
 
