@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import logging
 import signal
 import sys
 import threading
@@ -123,8 +124,14 @@ def running_worker(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
 WORKER_SWITCH_INTERVAL_S = 0.05
 
 
+#: A worker process's log lines, as Kafka Connect's ``connect-log4j.properties`` writes them (``[%d] %p %m (%c)``):
+#: when, how bad, what, and which part of the runtime said it.
+WORKER_LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+
+
 def _worker(args: argparse.Namespace) -> int:
     sys.setswitchinterval(WORKER_SWITCH_INTERVAL_S)
+    logging.basicConfig(level=logging.WARNING, format=WORKER_LOG_FORMAT)
     try:
         with running_worker(args) as (rt, server):
             stop = threading.Event()

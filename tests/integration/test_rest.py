@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,7 +208,7 @@ def test_malformed_requests(rest: tuple[Client, ConnectRuntime], unique: str) ->
 def test_cli_worker_serves_rest_until_sigterm(bootstrap: str, unique: str, tmp_path: Path) -> None:
     props = tmp_path / "worker.properties"
     props.write_text(f"# a Kafka Connect worker file\nbootstrap.servers={bootstrap}\ngroup.id=cli-{unique}\n"
-                     "offset.flush.interval.ms=200\n")
+                     "offset.flush.interval.ms=200\nnot.a.worker.key=1\n")
     proc = subprocess.Popen([sys.executable, "-m", "connect_magics.cli", "worker", "--config", str(props),
                              "--rest-port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -225,6 +226,10 @@ def test_cli_worker_serves_rest_until_sigterm(bootstrap: str, unique: str, tmp_p
         assert running["connector"]["worker_id"].endswith(f":{url.rsplit(':', 1)[1]}")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
+        # its log lines as Kafka Connect's: [time] level message (logger)
+        assert re.search(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] WARNING These configurations "
+                         r"'\[not\.a\.worker\.key\]' were supplied but are not used yet\. \(connect_magics\.",
+                         proc.stderr.read(), re.MULTILINE)
     finally:
         if proc.poll() is None:
             proc.kill()
