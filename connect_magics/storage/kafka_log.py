@@ -378,8 +378,8 @@ class KafkaLog:
         share one query (storage/coalesced.py)."""
         return self._ends(timeout)
 
-    def _end_offsets(self, timeout: float) -> dict[int, int]:
-        starts, ends = self._offsets(timeout, EARLIEST, LATEST)
+    def _end_offsets(self, timeout: float, queries: Consumer | None = None) -> dict[int, int]:
+        starts, ends = self._offsets(timeout, EARLIEST, LATEST, queries=queries)
         return {p: end for p, end in ends.items() if end > starts[p]}
 
     def _high_watermark_offsets(self, timeout: float) -> dict[int, int]:
@@ -393,8 +393,7 @@ class KafkaLog:
                     queries.close()
                     raise
                 self._watermark_queries = queries
-        starts, ends = self._offsets(timeout, EARLIEST, LATEST, queries=self._watermark_queries)
-        return {p: end for p, end in ends.items() if end > starts[p]}
+        return self._end_offsets(timeout, self._watermark_queries)
 
     def _offsets(self, timeout: float, *specs: int, queries: Consumer | None = None) -> list[dict[int, int]]:
         """Per spec (:data:`EARLIEST` or :data:`LATEST`), every partition's offset, in one request; a latest
