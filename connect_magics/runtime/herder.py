@@ -11,6 +11,7 @@ import logging
 import math
 import re
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -911,11 +912,13 @@ class Herder:
         self._stop_runners(handles)
 
     def _stop_runners(self, handles: list[TaskHandle]) -> None:
-        timeout = self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
+        """Stop ``handles`` together; ``task.shutdown.graceful.timeout.ms`` bounds the whole stop, not each task's
+        (Kafka's ``Worker.awaitStopTasks``): tasks still running at its end are left (threads) or cancelled."""
+        deadline = time.monotonic() + self.wc.int("task.shutdown.graceful.timeout.ms") / 1000
         for handle in handles:
             handle.stop()
         for handle in handles:
-            if not handle.join(timeout):
+            if not handle.join(max(0.0, deadline - time.monotonic())):
                 log.warning("Graceful stop of task %s failed; it keeps running in the background", handle.id)
 
     def _stop_connector_instance(self, running: RunningConnector) -> None:

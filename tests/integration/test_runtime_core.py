@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -394,6 +396,44 @@ def test_a_source_task_waiting_in_poll_is_stopped_at_once_and_once(runtime_facto
     rt.delete_connector("waiting")  # returns once the task stopped (up to task.shutdown.graceful.timeout.ms)
     # its stop() ended the poll's wait, rather than the task stopping after the wait ran out; called once
     assert (task.waits, task.stops) == (["woken"], 1)
+
+
+class StuckTask(WaitingTask):
+    """A source task whose poll ignores its stop() and waits until the test releases it."""
+
+    release = threading.Event()
+
+    def poll(self) -> None:
+        StuckTask.release.wait(60)
+        return None
+
+
+class StuckSource(WaitingSource):
+    def task_class(self) -> type:
+        return StuckTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{} for _ in range(max_tasks)]
+
+
+def test_the_graceful_timeout_bounds_the_stop_of_all_tasks_together(runtime_factory, caplog) -> None:
+    # Kafka's Worker.awaitStopTasks: one deadline for every task being stopped; waiting the timeout for each task
+    # in turn made a worker with four stuck tasks take four times as long to stop (hundreds: many minutes).
+    timeout_s, tasks = 1.5, 4
+    rt = runtime_factory(**{"task.shutdown.graceful.timeout.ms": str(int(timeout_s * 1000))})
+    rt.plugins.register(StuckSource)
+    rt.create_connector("stuck", {"connector.class": "StuckSource", "tasks.max": str(tasks)})
+    wait_until(lambda: statuses(rt, "stuck") == ("RUNNING", ["RUNNING"] * tasks), 30, message="RUNNING")
+    try:
+        with caplog.at_level(logging.WARNING, logger="connect_magics.runtime.herder"):
+            started = time.monotonic()
+            rt.delete_connector("stuck")
+            took = time.monotonic() - started
+    finally:
+        StuckTask.release.set()
+    failed = [r for r in caplog.records if r.getMessage().startswith("Graceful stop of task stuck-")]
+    assert len(failed) == tasks
+    assert took < 3 * timeout_s, f"{tasks} stuck tasks took {took:.1f} s to stop, graceful timeout {timeout_s} s"
 
 
 class LateFailingTask(SourceTask):
