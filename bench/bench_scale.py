@@ -2,6 +2,7 @@
 
 Run:  python bench/bench_scale.py [--connectors 1000] [--tasks 2] [--workers 4] [--rate 1]
                                  [--transaction-interval-ms 5000] [--bootstrap HOST:PORT] [--logs DIR]
+                                 [--java [--java-heap 768m]]
 
 Starts an embedded broker unless --bootstrap is given, then ``--workers`` ``connect-magics worker`` processes of
 one new group (``session.timeout.ms`` 6 s, ``scheduled.rebalance.max.delay.ms`` 2 s, offsets flushed every
@@ -20,6 +21,12 @@ task to one topic. Measured, in order:
    0..n once each (the sources run with exactly-once support unless --at-least-once: one Kafka client per task,
    records and offsets in transactions every ``--transaction-interval-ms``).
 
+With ``--java`` the same steps run on Apache Kafka Connect's own distributed workers (``ConnectDistributed``,
+Kafka 4.1.1 from Maven Central, :class:`connect_magics.local.connect_worker.JavaConnectWorker`, ``--java-heap``
+each) with the same worker settings, for the issue's side-by-side figures: the connectors are then
+bench/java/SequenceSourceConnector.java, compiled into a temporary plugin jar on the workers' ``plugin.path``,
+which writes the same records (value, source partition and offset) as SequenceSource.
+
 The baseline of each time is what the group cannot do faster: 1. the bare broker round trips of a create (two
 transactions read back), measured by bench/bench_bulk.py; 4. session timeout + delay; 5. a worker's start-up
 alone (its REST API answering), measured here for the first worker.
@@ -31,6 +38,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -44,7 +52,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from connect_magics.local.broker import HOST
+from connect_magics.local.connect_worker import DEFAULT_HEAP, JavaConnectWorker
+from connect_magics.local.jars import DEFAULT_KAFKA_VERSION, connect_classpath
+from connect_magics.local.java import find_java
+
 SESSION_MS, DELAY_MS = 6000, 2000
+JAVA_CONNECTOR = "bench.SequenceSourceConnector"
 
 
 def free_port() -> int:
@@ -76,23 +90,27 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: 
 
 
 class Worker:
-    logs: str | None = None  # a directory for the workers' logs (--logs)
+    """One worker process of the group at ``port``, either kind (:class:`PythonWorker`, :class:`JavaWorker`):
+    started when made, measured from ``/proc``, stopped by a signal."""
 
-    def __init__(self, bootstrap: str, group: str, port: int, config: str) -> None:
-        self.port, self.url = port, f"http://127.0.0.1:{port}"
-        self.worker_id = f"{socket.gethostname()}:{port}"
+    logs: str | None = None  # a directory for the workers' logs (--logs)
+    proc: subprocess.Popen
+
+    def __init__(self, port: int, worker_id: str) -> None:
+        self.port, self.url, self.worker_id = port, f"http://127.0.0.1:{port}", worker_id
         self.started = time.monotonic()
-        log = subprocess.DEVNULL if self.logs is None else \
-            open(os.path.join(self.logs, f"worker-{port}-{time.time():.0f}.log"), "w")  # noqa: SIM115
-        self.proc = subprocess.Popen([sys.executable, "-m", "connect_magics.cli", "worker", "--bootstrap-servers",
-                                      bootstrap, "--group-id", group, "--rest-port", str(port), "--config", config],
-                                     stdout=log, stderr=log)
 
     def ready(self) -> bool:
+        """Its REST API answers (GET /, both kinds); an error if the process ended."""
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"worker :{self.port} exited with code {self.proc.returncode}{self.log_tail()}")
         try:
             return rest(self.url + "/", timeout=2)[0] == 200
         except OSError:
             return False
+
+    def log_tail(self) -> str:
+        return ""
 
     def usage(self) -> tuple[float, int]:
         """Resident MB and threads of the process."""
@@ -115,6 +133,63 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class PythonWorker(Worker):
+    """A ``connect-magics worker`` process with the worker properties file ``config``."""
+
+    def __init__(self, bootstrap: str, group: str, port: int, config: str) -> None:
+        super().__init__(port, f"{socket.gethostname()}:{port}")
+        log = subprocess.DEVNULL if self.logs is None else \
+            open(os.path.join(self.logs, f"worker-{port}-{time.time():.0f}.log"), "w")  # noqa: SIM115
+        self.proc = subprocess.Popen([sys.executable, "-m", "connect_magics.cli", "worker", "--bootstrap-servers",
+                                      bootstrap, "--group-id", group, "--rest-port", str(port), "--config", config],
+                                     stdout=log, stderr=log)
+
+
+class _StartedJavaConnectWorker(JavaConnectWorker):
+    """JavaConnectWorker whose start() returns once the JVM runs: the bench waits for every worker itself, all of
+    a restarting group at once (start() would wait for each in turn, and stop a worker slow to answer)."""
+
+    def _wait_ready(self, timeout: float) -> None:
+        pass
+
+
+class JavaWorker(Worker):
+    """An Apache Kafka Connect ``ConnectDistributed`` JVM with ``properties`` over the fixture's defaults (its own
+    group's topics, JSON converters, a REST listener on 127.0.0.1: worker id ``127.0.0.1:port``), its data and log
+    under ``directory``."""
+
+    heap = DEFAULT_HEAP  # -Xmx of each worker (--java-heap)
+
+    def __init__(self, bootstrap: str, group: str, port: int, properties: dict[str, str], directory: str) -> None:
+        super().__init__(port, f"{HOST}:{port}")
+        data = os.path.join(self.logs or directory, f"java-worker-{port}-{time.time_ns()}")
+        self.java = _StartedJavaConnectWorker(bootstrap, group, data_dir=data, port=port, heap=self.heap,
+                                              worker_properties=properties).start()
+        self.proc = self.java._proc  # the JVM itself (JavaConnectWorker has no public handle on it)
+
+    def log_tail(self) -> str:
+        return f"; its log ({self.java.log_file}):\n{self.java.log_tail()}"
+
+
+def build_java_plugin(directory: str) -> str:
+    """bench/java/SequenceSourceConnector.java compiled (``javac --release 17`` against the Kafka Connect jars)
+    into a plugin jar with its ServiceLoader manifest (the fixture's workers discover plugins that way), in
+    ``directory``/plugins: the ``plugin.path`` to give the workers."""
+    java = find_java()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "SequenceSourceConnector.java")
+    classes, plugins = os.path.join(directory, "classes"), os.path.join(directory, "plugins")
+    subprocess.run([os.path.join(java.home, "bin", "javac"), "--release", "17", "-cp",
+                    connect_classpath(java=java.executable), "-d", classes, source], check=True)
+    services = os.path.join(classes, "META-INF", "services")
+    os.makedirs(services)
+    with open(os.path.join(services, "org.apache.kafka.connect.source.SourceConnector"), "w") as f:
+        f.write(f"{JAVA_CONNECTOR}\n")
+    os.makedirs(plugins)
+    subprocess.run([os.path.join(java.home, "bin", "jar"), "--create", "--file",
+                    os.path.join(plugins, "bench-sequence-source.jar"), "-C", classes, "."], check=True)
+    return plugins
 
 
 def stop_all(workers: list[Worker]) -> None:
@@ -256,8 +331,38 @@ def main() -> None:
     parser.add_argument("--transaction-interval-ms", type=int, default=5000,
                         help="exactly-once: how often each task commits a transaction (default 5000)")
     parser.add_argument("--logs", help="a directory to keep each worker process's log in")
+    parser.add_argument("--java", action="store_true",
+                        help="the same on Apache Kafka Connect's Java workers (ConnectDistributed) instead of ours")
+    parser.add_argument("--java-heap", default=DEFAULT_HEAP, help=f"--java: each worker's -Xmx (default {DEFAULT_HEAP})")
     args = parser.parse_args()
-    Worker.logs = args.logs
+    Worker.logs, JavaWorker.heap = args.logs, args.java_heap
+    group, topic = f"scale-{uuid.uuid4().hex[:8]}", f"scale-{uuid.uuid4().hex[:8]}"
+    scratch = tempfile.mkdtemp(prefix="bench-scale-")  # the worker config or Java plugin, Java workers' data
+    try:
+        plugin_path = build_java_plugin(scratch) if args.java else None
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    # Kafka Connect's worker keys, the same for both kinds
+    settings = {"session.timeout.ms": str(SESSION_MS), "heartbeat.interval.ms": "1000",
+                "scheduled.rebalance.max.delay.ms": str(DELAY_MS), "offset.flush.interval.ms": "1000",
+                **({} if args.at_least_once else {"exactly.once.source.support": "enabled"})}
+    start_worker: Callable[[int], Worker]
+    if args.java:
+        settings["plugin.path"] = plugin_path
+        connector_class = JAVA_CONNECTOR
+
+        def start_worker(port: int) -> Worker:
+            return JavaWorker(bootstrap, group, port, settings, scratch)
+    else:
+        settings["leader.request.timeout.ms"] = "120000"  # ours only
+        config = os.path.join(scratch, "worker.properties")
+        with open(config, "w") as f:
+            f.writelines(f"{key}={value}\n" for key, value in settings.items())
+        connector_class = "SequenceSource"
+
+        def start_worker(port: int) -> Worker:
+            return PythonWorker(bootstrap, group, port, config)
     broker = None
     if args.bootstrap is None:
         from connect_magics.local import EmbeddedBroker
@@ -265,13 +370,6 @@ def main() -> None:
         broker = EmbeddedBroker()
         broker.start()
     bootstrap = args.bootstrap or broker.bootstrap_servers
-    group, topic = f"scale-{uuid.uuid4().hex[:8]}", f"scale-{uuid.uuid4().hex[:8]}"
-    config = tempfile.NamedTemporaryFile("w", suffix=".properties", delete=False)
-    config.write(f"session.timeout.ms={SESSION_MS}\nheartbeat.interval.ms=1000\n"
-                 f"scheduled.rebalance.max.delay.ms={DELAY_MS}\noffset.flush.interval.ms=1000\n"
-                 "leader.request.timeout.ms=120000\n"
-                 + ("" if args.at_least_once else "exactly.once.source.support=enabled\n"))
-    config.close()
     total = args.connectors * args.tasks
     rows = Rows()
     workers: list[Worker] = []
@@ -283,7 +381,7 @@ def main() -> None:
         admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
         ports = [free_port() for _ in range(args.workers)]
         for port in ports:  # one after the other: the first leads
-            workers.append(Worker(bootstrap, group, port, config.name))
+            workers.append(start_worker(port))
             wait_for(workers[-1].ready, 120, f"worker {port}")
             if len(workers) == 1:
                 rows.add(("worker start-up (REST API answering)", f"{time.monotonic() - workers[0].started:.1f} s",
@@ -294,7 +392,7 @@ def main() -> None:
         times = []
         for i in range(args.connectors):
             body = {"name": f"seq-{i}", "config": {
-                "connector.class": "SequenceSource", "topic": topic, "tasks.max": str(args.tasks),
+                "connector.class": connector_class, "topic": topic, "tasks.max": str(args.tasks),
                 "rate": str(args.rate),
                 "batch.size": "1", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                 "value.converter.schemas.enable": "false",
@@ -353,7 +451,7 @@ def main() -> None:
         rows.add((f"a killed worker's {moved} tasks RUNNING elsewhere", f"{moved_in:.1f} s",
                   f"bound: session {SESSION_MS / 1000:g} s + delay {DELAY_MS / 1000:g} s + 1 s; "
                   + milestones(curve, moved) + f"; all in the REST API at {time.monotonic() - killed:.1f} s"))
-        workers[-1] = Worker(bootstrap, group, victim.port, config.name)
+        workers[-1] = start_worker(victim.port)
         wait_for(workers[-1].ready, 120, "the killed worker back")
         back = time.monotonic()
 
@@ -368,7 +466,7 @@ def main() -> None:
         # 5. a group restart
         stop_all(workers)
         restarted, curve, mark = time.monotonic(), [], watcher.mark()
-        workers = [Worker(bootstrap, group, port, config.name) for port in ports]
+        workers = [start_worker(port) for port in ports]
         wait_for(watcher.curve(total, mark, None, curve, restarted), 900, "every task RUNNING after the restart")
         all_in = time.monotonic() - restarted
         wait_for(all_running(workers[0].url, total), 900, "the restart in the REST API")
@@ -391,10 +489,11 @@ def main() -> None:
     finally:
         for w in workers:
             w.stop(signal.SIGKILL)
-        os.unlink(config.name)
+        shutil.rmtree(scratch, ignore_errors=True)
         if broker is not None:
             broker.stop()
-        print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} workers, {args.rate:g} "
+        kind = f"Kafka Connect {DEFAULT_KAFKA_VERSION} (Java, -Xmx{args.java_heap})" if args.java else "connect-magics"
+        print(f"\n{args.connectors} connectors x {args.tasks} tasks over {args.workers} {kind} workers, {args.rate:g} "
               f"record(s)/s per task ({os.cpu_count()} cores, shared)"
               f"{'' if completed else ': stopped by the error below'}\n")
         width = max((len(r[0]) for r in rows), default=0)
