@@ -310,6 +310,11 @@ def count_sequences(bootstrap: str, topic: str) -> tuple[int, int, int]:
     return lost, duplicated, records
 
 
+def per_second(rate: float) -> str:
+    """A rate as a whole number, with one decimal below 10 (0.4/s rather than 0/s)."""
+    return f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
+
+
 class Rows(list):
     """The table's rows, each also printed as soon as it is measured (a run stopped midway keeps them)."""
 
@@ -408,7 +413,7 @@ def main() -> None:
                 raise RuntimeError(f"creating seq-{i}: {status} {answer}")
         created = time.monotonic()
         rows.add((f"create {args.connectors} connectors one at a time (REST)",
-                     f"{sum(times):.1f} s, {args.connectors / sum(times):.0f}/s",
+                     f"{sum(times):.1f} s, {per_second(args.connectors / sum(times))}/s",
                      f"p50 {statistics.median(times) * 1000:.0f} ms, "
                      f"p95 {sorted(times)[int(len(times) * 0.95)] * 1000:.0f} ms"))
         placed = wait_for(all_running(workers[-1].url, total), 600, "every task RUNNING")
