@@ -186,8 +186,9 @@ class JavaConnectWorker:
             "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = FILE\n"
             "logger.reflections.name = org.reflections\nlogger.reflections.level = ERROR\n")
 
-    def start(self, timeout: float = 120.0) -> JavaConnectWorker:
-        """Start the worker; return once its REST API answers and it has joined its group."""
+    def start(self, timeout: float = 120.0, wait: bool = True) -> JavaConnectWorker:
+        """Start the worker; return once its REST API answers and it has joined its group (at once without
+        ``wait``: a group of workers started together is waited for together, see :attr:`process`)."""
         if self.is_running():
             return self
         java = find_java(self._java)
@@ -205,12 +206,19 @@ class JavaConnectWorker:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
         end_with_this_process(self._proc.pid)  # even if this process is killed and runs no exit handler
+        if not wait:
+            return self
         try:
             self._wait_ready(timeout)
         except BaseException:
             self.stop(timeout=10)
             raise
         return self
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        """The worker's JVM once started here (None before, or for a worker found running)."""
+        return self._proc
 
     def _answers(self, path: str) -> bool:
         try:
