@@ -49,6 +49,14 @@ class BrokerError(RuntimeError):
     """The broker could not be started or stopped; the message says why and what to do."""
 
 
+class PortTakenError(BrokerError):
+    """A port of the broker is in use by another process."""
+
+
+#: How many sets of ports a first start with ports picked by :func:`free_port` tries (see ``EmbeddedBroker.start``).
+PORT_ATTEMPTS = 3
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -152,6 +160,10 @@ class EmbeddedBroker:
         self._paused = False
         self._had_data = False  # this handle saw its data directory formatted: a restart needs it still there
         state = self._read_state()
+        # Ports picked here can be taken by another process before the JVM binds them (free ports are only free
+        # when asked: another test worker's broker, a client's outgoing connection): a first start then picks
+        # others. Ports given, kept from an earlier run, or named by a quorum are never changed.
+        self._ports_picked = port is None and not state.get("port") and quorum_voters is None
         self.port = port or state.get("port") or free_port()
         self.controller_port = state.get("controller_port") or free_port()
         if self.controller_port == self.port:
@@ -252,12 +264,32 @@ class EmbeddedBroker:
         """Start the broker and return once it answers a metadata request."""
         if self.is_running():
             return self
+        first = not self._had_data and not self._meta_file.exists()
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                return self._start(timeout, detach)
+            except PortTakenError:
+                if not (first and self._ports_picked) or attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self._pick_ports()
+        raise AssertionError("unreachable")
+
+    def _pick_ports(self) -> None:
+        """Other ports for a first start whose picked ones were taken (its data formatted for them goes too)."""
+        shutil.rmtree(self.data_dir / "kafka-logs", ignore_errors=True)
+        self._had_data = False
+        self.port = free_port()
+        self.controller_port = free_port()
+        while self.controller_port == self.port:
+            self.controller_port = free_port()
+
+    def _start(self, timeout: float, detach: bool) -> EmbeddedBroker:
         ports = [(self.port, "broker")] if self.is_broker else []
         ports += [(self.controller_port, "controller")] if self.is_controller else []
         for port, what in ports:
             if port_in_use(port):
-                raise BrokerError(f"Port {port} on {HOST} (the {what} port) is already in use. Choose another "
-                                  "port (--port), or stop whatever listens there.")
+                raise PortTakenError(f"Port {port} on {HOST} (the {what} port) is already in use. Choose another "
+                                     "port (--port), or stop whatever listens there.")
         if self._had_data and not self._meta_file.exists():
             raise BrokerError(f"The Kafka data directory {self.data_dir} vanished or was emptied since this broker last "
                               "ran: a restart would format a new, empty cluster in its place and the clients would "
@@ -285,8 +317,10 @@ class EmbeddedBroker:
             end_with_this_process(self._proc.pid)  # even if this process is killed and runs no exit handler
         try:
             self._wait_ready(timeout)
-        except BaseException:
+        except BaseException as e:
             self.stop(timeout=10)
+            if isinstance(e, BrokerError) and "BindException: Address already in use" in str(e):
+                raise PortTakenError(str(e)) from e  # taken between the check above and the JVM's bind
             raise
         return self
 

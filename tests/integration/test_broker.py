@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, To
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from helpers import wait_until
 
+import connect_magics.local.broker as broker_module
 from connect_magics.local import (
     BrokerError,
     EmbeddedBroker,
@@ -163,6 +164,35 @@ def test_error_port_taken(tmp_path) -> None:
         port = s.getsockname()[1]
         with pytest.raises(BrokerError, match=f"Port {port} on 127.0.0.1 .* already in use"):
             EmbeddedBroker(tmp_path, port=port).start()
+
+
+def listening_on(port: int) -> socket.socket:
+    s = socket.socket()
+    s.bind(("127.0.0.1", port))
+    s.listen()
+    return s
+
+
+@pytest.mark.parametrize("taken", ["before the check", "between the check and the bind"])
+def test_a_first_start_whose_picked_ports_were_taken_picks_others(tmp_path, monkeypatch, taken) -> None:
+    # Ports picked by free_port() are free only when asked: under pytest-xdist another worker's broker took one
+    # before the JVM bound it ("BindException: Address already in use"), and the test errored.
+    b = EmbeddedBroker(tmp_path)
+    picked = (b.port, b.controller_port)
+    if taken != "before the check":
+        monkeypatch.setattr(broker_module, "port_in_use", lambda port: False)
+    with listening_on(b.controller_port):
+        b.start()
+    try:
+        assert b.controller_port != picked[1] and b.is_running()
+        produce(b.bootstrap_servers, "after-the-new-ports", [b"x"])
+        assert consume_all(b.bootstrap_servers, "after-the-new-ports", 1) == [b"x"]
+    finally:
+        b.stop()
+    # A restart keeps its ports: clients know the broker by them.
+    with listening_on(b.controller_port), pytest.raises(BrokerError, match="already in use"):
+        monkeypatch.undo()
+        b.start()
 
 
 def test_error_broker_dies_during_start(tmp_path) -> None:
