@@ -452,6 +452,11 @@ class ConnectRuntime:
         self.executor.close()
         if "offset_queries" in self.__dict__:
             self.offset_queries.close()
+        # Admin clients have no close(): they are destroyed with their last reference. A closed runtime can wait for
+        # the garbage collector a long time (it is held in reference cycles, and tasks raise the collector's first
+        # threshold), and its admin clients stayed connected meanwhile, reconnecting through broker restarts.
+        self.herder.services.close()
+        self.admin = _ClosedAdmin()
 
     def __enter__(self) -> ConnectRuntime:
         return self
@@ -788,6 +793,13 @@ class ConnectRuntime:
 
         return plugin_config_keys(self.plugins, plugin, version)
     # -- end of plugins and versions ------------------------------------------------------------------
+
+
+class _ClosedAdmin:
+    """A closed runtime's admin client: any use says the runtime is closed."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("This ConnectRuntime is closed; start a new one")
 
 
 def _as_dict(config: Any) -> Any:

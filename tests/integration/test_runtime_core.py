@@ -527,3 +527,15 @@ def test_unknown_executor_is_refused_before_anything_is_created(bootstrap: str, 
         ConnectRuntime(bootstrap, f"ex-{unique}", executor="process")
     topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
     assert not [t for t in topics if t.startswith(f"ex-{unique}")]
+
+
+def test_a_closed_runtime_lets_go_of_its_admin_clients(runtime_factory) -> None:
+    # A closed runtime waits in reference cycles for the garbage collector; its admin clients (which have no
+    # close()) stayed connected meanwhile, reconnecting through the restarts of the tests' brokers.
+    rt = runtime_factory()
+    shared = rt.herder.services.shared_admin(rt.worker_config.client_config("admin"), "a task of the test")
+    assert rt.herder.services.shared_admin(rt.worker_config.client_config("admin"), "another") is shared
+    rt.close()
+    assert rt.herder.services._admins == {}
+    with pytest.raises(RuntimeError, match="This ConnectRuntime is closed"):
+        rt.kafka_cluster_id()

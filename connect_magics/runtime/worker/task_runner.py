@@ -72,6 +72,12 @@ class TaskServices:
                                                        what)
             return admin
 
+    def close(self) -> None:
+        """Let go of the shared admin clients (each is destroyed with its last reference), so that none stays
+        connected while what holds these services waits for the garbage collector."""
+        with self._admins_lock:
+            self._admins.clear()
+
 
 class TaskRunner(ABC):
     """Runs one task on whatever thread the executor gives it, until :meth:`stop`."""
