@@ -63,6 +63,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _free_port_but(taken: int) -> int:
+    port = free_port()
+    while port == taken:
+        port = free_port()
+    return port
+
+
 def port_in_use(port: int) -> bool:
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -165,9 +172,7 @@ class EmbeddedBroker:
         # others. Ports given, kept from an earlier run, or named by a quorum are never changed.
         self._ports_picked = port is None and not state.get("port") and quorum_voters is None
         self.port = port or state.get("port") or free_port()
-        self.controller_port = state.get("controller_port") or free_port()
-        if self.controller_port == self.port:
-            self.controller_port = free_port()
+        self.controller_port = state.get("controller_port") or _free_port_but(self.port)
         self._proc: subprocess.Popen | None = None
 
     # -- paths -----------------------------------------------------------------------------
@@ -264,24 +269,20 @@ class EmbeddedBroker:
         """Start the broker and return once it answers a metadata request."""
         if self.is_running():
             return self
-        first = not self._had_data and not self._meta_file.exists()
-        for attempt in range(PORT_ATTEMPTS):
-            try:
-                return self._start(timeout, detach)
-            except PortTakenError:
-                if not (first and self._ports_picked) or attempt == PORT_ATTEMPTS - 1:
-                    raise
-                self._pick_ports()
-        raise AssertionError("unreachable")
+        if self._ports_picked and not self._had_data and not self._meta_file.exists():  # a first start
+            for _ in range(PORT_ATTEMPTS - 1):
+                try:
+                    return self._start(timeout, detach)
+                except PortTakenError:
+                    self._pick_ports()
+        return self._start(timeout, detach)
 
     def _pick_ports(self) -> None:
         """Other ports for a first start whose picked ones were taken (its data formatted for them goes too)."""
         shutil.rmtree(self.data_dir / "kafka-logs", ignore_errors=True)
         self._had_data = False
         self.port = free_port()
-        self.controller_port = free_port()
-        while self.controller_port == self.port:
-            self.controller_port = free_port()
+        self.controller_port = _free_port_but(self.port)
 
     def _start(self, timeout: float, detach: bool) -> EmbeddedBroker:
         ports = [(self.port, "broker")] if self.is_broker else []
